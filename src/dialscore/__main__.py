@@ -1,0 +1,5 @@
+"""Allows ``python -m dialscore``."""
+
+from dialscore.cli import main
+
+main()

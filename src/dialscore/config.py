@@ -1,0 +1,69 @@
+"""Settings read from DIALSCORE_* environment variables and a .env file."""
+
+from __future__ import annotations
+
+import secrets
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="DIALSCORE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    data_dir: Path = Path("./var")
+    database_url: str = ""
+    redis_url: str | None = None
+    secret_key: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    log_format: Literal["console", "json"] = "console"
+    log_level: str = "INFO"
+
+    worker_threads: int = Field(default=4, ge=1)
+    # How long a published outbox message may stay unfinished before it is published again.
+    outbox_lease_seconds: float = Field(default=120.0, gt=0)
+    relay_poll_seconds: float = Field(default=0.5, gt=0)
+    job_batch_size: int = Field(default=250, ge=1)
+
+    max_body_bytes: int = 10 * 1024 * 1024
+    idempotency_ttl_hours: int = 24
+
+    @cached_property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'dialscore.db').as_posix()}"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.resolved_database_url.startswith("sqlite")
+
+    @cached_property
+    def resolved_secret_key(self) -> str:
+        """The signing key; generated once and kept under data_dir when not configured."""
+        if self.secret_key:
+            return self.secret_key
+        path = self.data_dir / "secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        # Create exclusively so two processes starting together agree on one key.
+        try:
+            with path.open("x") as handle:
+                handle.write(key)
+            path.chmod(0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        return key
+
+
+def get_settings() -> Settings:
+    return Settings()

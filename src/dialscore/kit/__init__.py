@@ -1,0 +1,1 @@
+"""Shared plumbing: database, errors, envelopes, pagination, ids and clock, security."""

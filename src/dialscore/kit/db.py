@@ -1,0 +1,133 @@
+"""Database engines, sessions and column types shared by SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, event
+from sqlalchemy.engine import Connection, Dialect, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.types import TypeDecorator
+
+CREDIT_SCALE = 10_000
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on both databases (SQLite stores naive text)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given for a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Credits(TypeDecorator[Decimal]):
+    """Exact credit amounts, stored as integer ten-thousandths of a credit."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def process_bind_param(self, value: Decimal | int | None, dialect: Dialect) -> int | None:
+        if value is None:
+            return None
+        return int((Decimal(value) * CREDIT_SCALE).to_integral_value())
+
+    def process_result_value(self, value: int | None, dialect: Dialect) -> Decimal | None:
+        if value is None:
+            return None
+        return Decimal(value) / CREDIT_SCALE
+
+    @property
+    def python_type(self) -> type[Decimal]:
+        return Decimal
+
+
+def async_url(url: str) -> str:
+    """The async driver form of a database URL given in any common spelling."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    raise ValueError(f"unsupported database: {backend} (use sqlite or postgresql)")
+
+
+def sync_url(url: str) -> str:
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite").render_as_string(hide_password=False)
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    raise ValueError(f"unsupported database: {backend} (use sqlite or postgresql)")
+
+
+def configure_sqlite(engine: Any) -> None:
+    """WAL, a busy timeout, and explicit BEGIN so writers can ask for BEGIN IMMEDIATE."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # A writer that starts with a deferred BEGIN can fail to upgrade its lock under
+        # contention; BEGIN IMMEDIATE takes the write lock up front and waits for it.
+        immediate = conn.get_execution_options().get("sqlite_immediate", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+class Database:
+    """One engine and two session factories: ``write`` for units of work, ``read`` for reads."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        self.is_sqlite = make_url(url).get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {"echo": echo}
+        if not self.is_sqlite:
+            kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+        self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
+        write_engine = self.engine
+        if self.is_sqlite:
+            configure_sqlite(self.engine.sync_engine)
+            write_engine = self.engine.execution_options(sqlite_immediate=True)
+        self.write = async_sessionmaker(write_engine, expire_on_commit=False)
+        self.read = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @asynccontextmanager
+    async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
+        """A write session that commits when the block ends without error."""
+        async with self.write() as session:
+            yield session
+            await session.commit()
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()

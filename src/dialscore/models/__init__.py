@@ -1,0 +1,20 @@
+"""SQLAlchemy models, one module per aggregate."""
+
+from dialscore.kit.db import Base
+from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, User
+from dialscore.models.idempotency import IdempotencyRecord
+from dialscore.models.jobs import Contact, Job
+from dialscore.models.outbox import OutboxMessage
+
+__all__ = [
+    "ApiKey",
+    "Base",
+    "Client",
+    "Contact",
+    "CreditLedgerEntry",
+    "IdempotencyRecord",
+    "Job",
+    "OutboxMessage",
+    "Plan",
+    "User",
+]

@@ -1,0 +1,78 @@
+"""Clients (company accounts), their plans, users, API keys and the credits ledger."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dialscore.kit.db import Base, Credits, UTCDateTime
+
+
+class Plan(Base):
+    __tablename__ = "plans"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    api_access: Mapped[bool] = mapped_column(Boolean)
+    lightning_scoring: Mapped[bool] = mapped_column(Boolean)
+    core_scoring: Mapped[bool] = mapped_column(Boolean)
+    enrichment_with_lightning: Mapped[bool] = mapped_column(Boolean)
+    enrichment_with_core: Mapped[bool] = mapped_column(Boolean)
+    per_second: Mapped[int] = mapped_column(Integer)
+    per_minute: Mapped[int] = mapped_column(Integer)
+    per_day: Mapped[int] = mapped_column(Integer)
+    webhook_rate: Mapped[int] = mapped_column(Integer)
+    cost_per_phone: Mapped[Decimal] = mapped_column(Credits)
+    cost_per_contact: Mapped[Decimal] = mapped_column(Credits)
+
+
+class Client(Base):
+    __tablename__ = "clients"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    plan_name: Mapped[str] = mapped_column(ForeignKey("plans.name"))
+    # Per-client values that replace the plan's, keyed by Plan column name.
+    overrides: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    credits: Mapped[Decimal] = mapped_column(Credits, default=Decimal(0))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"), index=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), index=True)
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class CreditLedgerEntry(Base):
+    __tablename__ = "credit_ledger"
+    __table_args__ = (Index("ix_credit_ledger_client", "client_id", "id"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"))
+    user_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    delta: Mapped[Decimal] = mapped_column(Credits)
+    balance_after: Mapped[Decimal] = mapped_column(Credits)
+    reason: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -1,0 +1,63 @@
+"""Jobs and the contacts they group."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dialscore.kit.db import Base, UTCDateTime
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_user_created", "user_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    job_type: Mapped[str] = mapped_column(String(32))
+    scoring_type: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16))
+    total_count: Mapped[int] = mapped_column(Integer)
+    accepted_count: Mapped[int] = mapped_column(Integer)
+    processed_count: Mapped[int] = mapped_column(Integer, default=0)
+    enrichment_rejected_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finalized_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A worker holds the job until this time; a second worker leaves it alone until then.
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class Contact(Base):
+    __tablename__ = "contacts"
+    __table_args__ = (Index("ix_contacts_job_ordinal", "job_id", "ordinal", unique=True),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
+    client_id: Mapped[str] = mapped_column(String(36), index=True)
+    user_id: Mapped[str] = mapped_column(String(36))
+    ordinal: Mapped[int] = mapped_column(Integer)
+    # pending → scored, or pending → rejected (during enrichment)
+    state: Mapped[str] = mapped_column(String(16))
+    first_name: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    last_name: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    email: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    company_account: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    linkedin_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    # Every known input field as submitted (strings), keyed by its API name.
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
+    unmapped_fields: Mapped[dict[str, Any]] = mapped_column(JSON)
+    phones: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    lead_status: Mapped[str] = mapped_column(String(32))
+    best_phone: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    rejected_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    enrichment_contact_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    scored_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
