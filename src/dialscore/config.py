@@ -27,10 +27,14 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
 
     worker_threads: int = Field(default=4, ge=1)
+    # How long an idle worker thread waits on the broker before checking for shutdown.
+    worker_poll_ms: int = Field(default=1000, ge=10)
     # How long a published outbox message may stay unfinished before it is published again.
     outbox_lease_seconds: float = Field(default=120.0, gt=0)
     relay_poll_seconds: float = Field(default=0.5, gt=0)
     job_batch_size: int = Field(default=250, ge=1)
+    # A worker's hold on a job it processes; renewed with every batch.
+    job_lease_seconds: float = Field(default=30.0, gt=0)
 
     max_body_bytes: int = 10 * 1024 * 1024
     idempotency_ttl_hours: int = 24

@@ -1,0 +1,1 @@
+"""Clients, users, API keys, plans and the credits ledger."""

@@ -1,0 +1,35 @@
+"""FastAPI dependencies that authenticate a request."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from dialscore.accounts import service
+from dialscore.accounts.schemas import Principal
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import get_state
+
+
+async def authenticated(request: Request) -> Principal:
+    cached: Principal | None = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached
+    state = get_state(request)
+    async with state.db.read() as session:
+        principal = await service.authenticate(
+            session,
+            secret=state.settings.resolved_secret_key,
+            authorization=request.headers.get("authorization"),
+            now=utcnow(),
+        )
+    request.state.principal = principal
+    return principal
+
+
+async def api_principal(principal: Annotated[Principal, Depends(authenticated)]) -> Principal:
+    return service.require_api_access(principal)
+
+
+CurrentPrincipal = Annotated[Principal, Depends(api_principal)]

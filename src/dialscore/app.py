@@ -1,0 +1,102 @@
+"""The FastAPI application: routes, error handlers, and the lifespan that owns the engine
+and, on the embedded default, the in-process worker and outbox relay."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from dialscore import __version__
+from dialscore.accounts.endpoints import router as account_router
+from dialscore.config import Settings
+from dialscore.jobs.endpoints import router as jobs_router
+from dialscore.kit.db import Database
+from dialscore.kit.deps import AppState, StateDep
+from dialscore.kit.errors import install_error_handlers
+from dialscore.submissions.endpoints import DOCUMENTED_MODELS
+from dialscore.submissions.endpoints import router as submissions_router
+
+V2_PREFIX = "/api/public/v2"
+
+
+def _health_router() -> APIRouter:
+    router = APIRouter(tags=["health"])
+
+    @router.get("/healthz", summary="The process is up")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @router.get("/readyz", summary="The database is reachable")
+    async def readyz(state: StateDep) -> JSONResponse:
+        try:
+            async with state.db.read() as session:
+                await session.execute(text("SELECT 1"))
+        except Exception as exc:
+            return JSONResponse({"error": f"database unreachable: {exc}"}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    return router
+
+
+def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
+    """The application; ``run_worker`` runs the worker threads and relay in this process."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database(settings.resolved_database_url)
+        state = AppState(settings=settings, db=db)
+        app.state.dialscore = state
+        background = None
+        if run_worker:
+            from dialscore.worker.runtime import BackgroundWorker
+
+            background = BackgroundWorker(settings, db)
+            state.relay = background.relay
+            state.extras["worker"] = background
+            await background.start()
+        try:
+            yield
+        finally:
+            if background is not None:
+                await background.stop()
+            await db.dispose()
+
+    app = FastAPI(
+        title="dialscore",
+        version=__version__,
+        summary="Contact scoring and enrichment service",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(_health_router())
+    v2 = APIRouter(prefix=V2_PREFIX)
+    v2.include_router(submissions_router)
+    v2.include_router(jobs_router)
+    v2.include_router(account_router)
+    app.include_router(v2)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, summary=app.summary, routes=app.routes
+            )
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in DOCUMENTED_MODELS:
+                model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(model_schema.pop("$defs", {}))
+                components[model.__name__] = model_schema
+            schema["components"]["securitySchemes"] = {
+                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+            }
+            schema["security"] = [{"bearerAuth": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,20 @@
+"""The ``dialscore`` command."""
+
+from __future__ import annotations
+
+import typer
+
+from dialscore.cli.admin import admin
+from dialscore.cli.server import register
+
+app = typer.Typer(
+    help="dialscore: contact scoring and enrichment service",
+    no_args_is_help=True,
+    add_completion=False,
+)
+register(app)
+app.add_typer(admin, name="admin")
+
+
+def main() -> None:
+    app()

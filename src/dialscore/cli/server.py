@@ -1,0 +1,82 @@
+"""serve, worker and migrate."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Annotated
+
+import typer
+
+from dialscore.cli.output import emit, fail, prepare_database
+from dialscore.config import get_settings
+from dialscore.kit.logging import configure_logging
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+    app.command()(worker)
+    app.command()(migrate)
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to bind (DIALSCORE_HOST)")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (DIALSCORE_PORT)")] = None,
+    no_worker: Annotated[
+        bool, typer.Option("--no-worker", help="Serve the API only; run 'dialscore worker' apart")
+    ] = False,
+) -> None:
+    """Run the API (and, unless --no-worker, the worker and outbox relay in-process)."""
+    import uvicorn
+
+    from dialscore.app import create_app
+
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level)
+    prepare_database(settings)
+    app = create_app(settings, run_worker=not no_worker)
+    uvicorn.run(
+        app,
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level=settings.log_level.lower(),
+        proxy_headers=True,
+    )
+
+
+def worker() -> None:
+    """Run worker threads and the outbox relay (with DIALSCORE_REDIS_URL on many machines)."""
+    from dialscore.kit.db import Database
+    from dialscore.worker.runtime import BackgroundWorker
+
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level)
+    prepare_database(settings)
+
+    async def run() -> None:
+        db = Database(settings.resolved_database_url)
+        background = BackgroundWorker(settings, db)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await background.start()
+        try:
+            await stop.wait()
+        finally:
+            await background.stop()
+            await db.dispose()
+
+    asyncio.run(run())
+
+
+def migrate() -> None:
+    """Bring the database schema up to date."""
+    from dialscore.migrations import upgrade
+
+    settings = get_settings()
+    try:
+        upgrade(settings.resolved_database_url)
+    except Exception as exc:
+        fail(f"migration failed: {exc}")
+    emit({"migrated": True})

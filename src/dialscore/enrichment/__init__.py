@@ -1,0 +1,1 @@
+"""Enrichment: sources that find more numbers for a contact, tried in a waterfall."""

@@ -1,0 +1,1 @@
+"""Job lifecycle, the read endpoints, and the process-job task."""

@@ -1,0 +1,68 @@
+"""Routes of /jobs: list jobs, read one, read its contacts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from dialscore.accounts.dependencies import CurrentPrincipal
+from dialscore.jobs import service
+from dialscore.jobs.schemas import (
+    ContactsResponse,
+    JobResponse,
+    JobsResponse,
+    present_contact,
+    present_job,
+)
+from dialscore.kit.deps import ReadSession
+from dialscore.kit.envelope import data
+from dialscore.kit.errors import ERROR_RESPONSES
+from dialscore.kit.pagination import PageRequest
+
+router = APIRouter(prefix="/jobs", tags=["jobs"], responses=ERROR_RESPONSES)
+
+PageQuery = Annotated[int, Query(ge=1, description="Page number, from 1")]
+LimitQuery = Annotated[int, Query(ge=1, le=1000, description="Items per page, 1 to 1000")]
+
+
+@router.get("", response_model=JobsResponse, summary="List the user's jobs, newest first")
+async def list_jobs(
+    principal: CurrentPrincipal,
+    session: ReadSession,
+    page: PageQuery = 1,
+    limit: LimitQuery = 100,
+    source: Annotated[Literal["app", "api", "all"], Query(description="Job source")] = "all",
+) -> dict[str, Any]:
+    request = PageRequest(page, limit)
+    jobs, total = await service.list_jobs(session, principal, source=source, page=request)
+    return data({"jobs": [present_job(j) for j in jobs], "pagination": request.describe(total)})
+
+
+@router.get("/{jobId}", response_model=JobResponse, summary="Read one job")
+async def get_job(jobId: str, principal: CurrentPrincipal, session: ReadSession) -> dict[str, Any]:
+    return data(present_job(await service.job_of(session, principal, jobId)))
+
+
+@router.get(
+    "/{jobId}/contacts", response_model=ContactsResponse, summary="Read the contacts of a job"
+)
+async def get_job_contacts(
+    jobId: str,
+    principal: CurrentPrincipal,
+    session: ReadSession,
+    page: PageQuery = 1,
+    limit: LimitQuery = 100,
+) -> JSONResponse:
+    request = PageRequest(page, limit)
+    contacts, total = await service.job_contacts(session, principal, jobId, request)
+    # Returned as is: up to 1000 contacts need no second validation against the model.
+    return JSONResponse(
+        data(
+            {
+                "contacts": [present_contact(c) for c in contacts],
+                "pagination": request.describe(total),
+            }
+        )
+    )

@@ -1,0 +1,124 @@
+"""Every query of the jobs domain."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.models import Contact, Job
+
+ACTIVE_STATES = ("Init", "Processing")
+
+
+async def get_job_of_user(session: AsyncSession, job_id: str, user_id: str) -> Job | None:
+    return (
+        await session.scalars(select(Job).where(Job.id == job_id, Job.user_id == user_id))
+    ).first()
+
+
+async def get_job(session: AsyncSession, job_id: str) -> Job | None:
+    return await session.get(Job, job_id)
+
+
+async def list_jobs(
+    session: AsyncSession, *, user_id: str, source: str | None, offset: int, limit: int
+) -> tuple[Sequence[Job], int]:
+    conditions = [Job.user_id == user_id]
+    if source is not None:
+        conditions.append(Job.source == source)
+    total = await session.scalar(select(func.count()).select_from(Job).where(*conditions))
+    rows = await session.scalars(
+        select(Job)
+        .where(*conditions)
+        .order_by(Job.created_at.desc(), Job.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    return rows.all(), int(total or 0)
+
+
+async def list_contacts(
+    session: AsyncSession, *, job_id: str, offset: int, limit: int
+) -> Sequence[Contact]:
+    rows = await session.scalars(
+        select(Contact)
+        .where(Contact.job_id == job_id)
+        .order_by(Contact.ordinal)
+        .offset(offset)
+        .limit(limit)
+    )
+    return rows.all()
+
+
+def add_job(session: AsyncSession, job: Job) -> None:
+    session.add(job)
+
+
+async def insert_contacts(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(Contact), rows)
+
+
+async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: datetime) -> bool:
+    """Takes the job's processing lease unless another worker holds a live one."""
+    result = await session.execute(
+        update(Job)
+        .where(
+            Job.id == job_id,
+            Job.status.in_(ACTIVE_STATES),
+            or_(Job.lease_until.is_(None), Job.lease_until < now),
+        )
+        .values(status="Processing", lease_until=until, updated_at=now)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def pending_contacts(session: AsyncSession, job_id: str, limit: int) -> Sequence[Contact]:
+    rows = await session.scalars(
+        select(Contact)
+        .where(Contact.job_id == job_id, Contact.state == "pending")
+        .order_by(Contact.ordinal)
+        .limit(limit)
+    )
+    return rows.all()
+
+
+async def save_contact_results(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Bulk update by primary key; each row has ``id`` and the columns to set."""
+    if rows:
+        await session.execute(update(Contact), rows)
+
+
+async def record_progress(
+    session: AsyncSession,
+    job_id: str,
+    *,
+    processed: int,
+    rejected: int,
+    now: datetime,
+    lease_until: datetime,
+) -> None:
+    await session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(
+            processed_count=Job.processed_count + processed,
+            enrichment_rejected_count=Job.enrichment_rejected_count + rejected,
+            lease_until=lease_until,
+            updated_at=now,
+        )
+    )
+
+
+async def finalize(session: AsyncSession, job_id: str, *, status: str, now: datetime) -> bool:
+    """Moves a processing job to its terminal state; True only for the call that did it."""
+    result = await session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.status == "Processing")
+        .values(status=status, finalized_at=now, updated_at=now, lease_until=None)
+    )
+    return bool(getattr(result, "rowcount", 0))

@@ -1,0 +1,156 @@
+"""Job use cases: reading jobs and contacts, and processing a job to its terminal state."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.accounts.schemas import Principal
+from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource, run_waterfall
+from dialscore.jobs import repository as repo
+from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES
+from dialscore.kit.clock import is_uuid, utcnow
+from dialscore.kit.db import Database
+from dialscore.kit.errors import BadRequest, NotFound
+from dialscore.kit.pagination import PageRequest
+from dialscore.models import Contact, Job
+from dialscore.scoring.engine import score_contact
+from dialscore.worker import outbox
+
+PROCESS_JOB = "process_job"
+
+
+async def job_of(session: AsyncSession, principal: Principal, job_id: str) -> Job:
+    """The principal's own job; 400 for a malformed id, 404 for anyone else's (D1)."""
+    if not is_uuid(job_id):
+        raise BadRequest("jobId must be a UUID")
+    job = await repo.get_job_of_user(session, job_id, principal.user_id)
+    if job is None:
+        raise NotFound("job not found")
+    return job
+
+
+async def list_jobs(
+    session: AsyncSession, principal: Principal, *, source: str, page: PageRequest
+) -> tuple[Sequence[Job], int]:
+    return await repo.list_jobs(
+        session,
+        user_id=principal.user_id,
+        source=None if source == "all" else source,
+        offset=page.offset,
+        limit=page.limit,
+    )
+
+
+async def job_contacts(
+    session: AsyncSession, principal: Principal, job_id: str, page: PageRequest
+) -> tuple[Sequence[Contact], int]:
+    job = await job_of(session, principal, job_id)
+    contacts = await repo.list_contacts(
+        session, job_id=job.id, offset=page.offset, limit=page.limit
+    )
+    return contacts, job.accepted_count
+
+
+def schedule_processing(session: AsyncSession, job_id: str) -> None:
+    outbox.enqueue(session, PROCESS_JOB, {"job_id": job_id})
+
+
+# -- processing -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProcessingSettings:
+    batch_size: int
+    job_lease: timedelta
+    outbox_lease: timedelta
+
+
+async def _process_contact(
+    job: Job, contact: Contact, sources: Sequence[EnrichmentSource]
+) -> dict[str, Any]:
+    now = utcnow()
+    enriched: list[str] = []
+    enrichment_id: str | None = None
+    if job.job_type in ENRICHMENT_JOB_TYPES:
+        found = await run_waterfall(sources, contact.fields)
+        if found is None:
+            return {
+                "id": contact.id,
+                "state": "rejected",
+                "rejected_reason": NO_DATA_FOUND,
+                "updated_at": now,
+            }
+        enriched = [p.number for p in found.phones]
+        enrichment_id = found.record_id
+    score = score_contact(contact.fields, enriched)
+    return {
+        "id": contact.id,
+        "state": "scored",
+        "phones": score.phones,
+        "lead_status": score.lead_status,
+        "best_phone": score.best_phone,
+        "enrichment_contact_id": enrichment_id,
+        "scored_at": now,
+        "updated_at": now,
+    }
+
+
+async def process_job(
+    db: Database,
+    *,
+    job_id: str,
+    outbox_id: int,
+    settings: ProcessingSettings,
+    sources: Sequence[EnrichmentSource] = (),
+) -> str | None:
+    """Scores every pending contact of the job in batches, then finalizes it once.
+
+    Safe to run again after a crash or a redelivered message: the job lease keeps a second
+    worker out, each batch commits its contacts with the job's progress, and the terminal
+    transition is conditional. Returns the terminal status set by this call, if any."""
+    now = utcnow()
+    async with db.unit_of_work() as session:
+        if not await repo.claim(session, job_id, now=now, until=now + settings.job_lease):
+            job = await repo.get_job(session, job_id)
+            if job is None or job.status in TERMINAL_STATES:
+                await outbox.finish(session, outbox_id)
+            elif job.lease_until is not None:
+                # Another worker holds the job: look again when its lease runs out.
+                await outbox.extend_lease(session, outbox_id, job.lease_until)
+            return None
+        job = await repo.get_job(session, job_id)
+        assert job is not None
+
+    while True:
+        async with db.unit_of_work() as session:
+            batch = await repo.pending_contacts(session, job_id, settings.batch_size)
+            if not batch:
+                break
+            results = [await _process_contact(job, contact, sources) for contact in batch]
+            await repo.save_contact_results(session, results)
+            now = utcnow()
+            await repo.record_progress(
+                session,
+                job_id,
+                processed=len(results),
+                rejected=sum(1 for r in results if r["state"] == "rejected"),
+                now=now,
+                lease_until=now + settings.job_lease,
+            )
+            await outbox.extend_lease(session, outbox_id, now + settings.outbox_lease)
+
+    async with db.unit_of_work() as session:
+        job = await repo.get_job(session, job_id)
+        assert job is not None
+        all_rejected = job.enrichment_rejected_count >= job.accepted_count
+        status = (
+            "Not Enriched" if job.job_type in ENRICHMENT_JOB_TYPES and all_rejected else "Finalized"
+        )
+        finalized = await repo.finalize(session, job_id, status=status, now=utcnow())
+        await outbox.finish(session, outbox_id)
+    return status if finalized else None

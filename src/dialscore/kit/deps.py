@@ -1,0 +1,49 @@
+"""Per-application state and the request-scoped dependencies built on it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.config import Settings
+from dialscore.kit.db import Database
+
+if TYPE_CHECKING:
+    from dialscore.worker.relay import Relay
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    db: Database
+    relay: Relay | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def wake_relay(self) -> None:
+        if self.relay is not None:
+            self.relay.wake()
+
+
+def get_state(request: Request) -> AppState:
+    state: AppState = request.app.state.dialscore
+    return state
+
+
+async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """A session for a unit of work; the endpoint commits it, anything else rolls back."""
+    async with get_state(request).db.write() as session:
+        yield session
+
+
+async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
+    async with get_state(request).db.read() as session:
+        yield session
+
+
+StateDep = Annotated[AppState, Depends(get_state)]
+WriteSession = Annotated[AsyncSession, Depends(write_session)]
+ReadSession = Annotated[AsyncSession, Depends(read_session)]

@@ -1,0 +1,1 @@
+"""Reachability scoring: a pure engine from phone evidence to statuses."""

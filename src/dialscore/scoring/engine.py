@@ -1,0 +1,240 @@
+"""The baseline scorer: line type from libphonenumber metadata to a reachability status.
+
+Pure: a contact's phone fields in, phone entries with statuses, leadStatus and bestPhone out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import phonenumbers
+from phonenumbers import NumberParseException, PhoneNumberFormat, PhoneNumberType
+
+from dialscore.scoring.regions import region_for
+
+PHONE_SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
+PHONE_TYPES = ("mobile", "direct", "hq", "other")
+DEFAULT_REGION = "US"
+ENRICHED_TYPE = "Service Enriched Phone"
+
+_TYPE_SYNONYMS = {
+    "mobile": "mobile",
+    "cell": "mobile",
+    "cellular": "mobile",
+    "mobile phone": "mobile",
+    "cell phone": "mobile",
+    "wireless": "mobile",
+    "direct": "direct",
+    "work": "direct",
+    "office": "direct",
+    "direct dial": "direct",
+    "landline": "direct",
+    "business": "direct",
+    "hq": "hq",
+    "main": "hq",
+    "company": "hq",
+    "switchboard": "hq",
+    "headquarters": "hq",
+    "other": "other",
+}
+
+_SWITCHBOARD_TYPES = {PhoneNumberType.TOLL_FREE, PhoneNumberType.SHARED_COST}
+_LOW_TYPES = {
+    PhoneNumberType.VOIP,
+    PhoneNumberType.PERSONAL_NUMBER,
+    PhoneNumberType.PAGER,
+    PhoneNumberType.UAN,
+    PhoneNumberType.VOICEMAIL,
+    PhoneNumberType.PREMIUM_RATE,
+}
+
+
+@dataclass(frozen=True)
+class ParsedPhone:
+    raw: str
+    position: int
+    slot: str
+    type_hint: str | None
+    e164: str | None
+    country: str | None
+    region: str | None
+    number_type: int | None
+    extension: str | None
+
+    @property
+    def valid(self) -> bool:
+        return self.e164 is not None
+
+    @property
+    def number(self) -> str:
+        return self.e164 or self.raw
+
+
+def normalise_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return _TYPE_SYNONYMS.get(value.strip().lower(), "other")
+
+
+def _region_hint(value: str | None) -> str:
+    if value:
+        code = value.strip().upper()
+        if len(code) == 2 and code in phonenumbers.SUPPORTED_REGIONS:
+            return code
+    return DEFAULT_REGION
+
+
+def parse_phone(
+    raw: str, *, position: int, slot: str, type_hint: str | None, country_hint: str | None
+) -> ParsedPhone:
+    """Parses one submitted number; a number without '+' is read in its country (default US)."""
+    text = raw.strip()
+    try:
+        parsed = phonenumbers.parse(text, _region_hint(country_hint))
+    except NumberParseException:
+        parsed = None
+    if parsed is None or not phonenumbers.is_valid_number(parsed):
+        return ParsedPhone(
+            text, position, slot, normalise_type(type_hint), None, None, None, None, None
+        )
+    country = phonenumbers.region_code_for_number(parsed)
+    return ParsedPhone(
+        raw=text,
+        position=position,
+        slot=slot,
+        type_hint=normalise_type(type_hint),
+        e164=phonenumbers.format_number(parsed, PhoneNumberFormat.E164),
+        country=country,
+        region=region_for(parsed.country_code or 0, country),
+        number_type=phonenumbers.number_type(parsed),
+        extension=parsed.extension or None,
+    )
+
+
+def parse_contact_phones(fields: dict[str, str], enriched: Sequence[str] = ()) -> list[ParsedPhone]:
+    """The contact's submitted numbers in slot order, empty slots skipped, then the numbers
+    enrichment found (D19: positions continue, type ``Service Enriched Phone N``)."""
+    phones: list[ParsedPhone] = []
+    for slot in PHONE_SLOTS:
+        raw = fields.get(slot)
+        if raw is None or not raw.strip():
+            continue
+        phones.append(
+            parse_phone(
+                raw,
+                position=len(phones) + 1,
+                slot=slot,
+                type_hint=fields.get(f"{slot}Type"),
+                country_hint=fields.get(f"{slot}Country"),
+            )
+        )
+    for index, raw in enumerate(enriched, start=1):
+        parsed = parse_phone(
+            raw, position=len(phones) + 1, slot="", type_hint=None, country_hint=None
+        )
+        phones.append(replace(parsed, type_hint=f"{ENRICHED_TYPE} {index}"))
+    return phones
+
+
+def display_type(phone: ParsedPhone) -> str | None:
+    if phone.type_hint is not None:
+        return phone.type_hint
+    if phone.number_type == PhoneNumberType.MOBILE:
+        return "mobile"
+    if phone.number_type in _SWITCHBOARD_TYPES:
+        return "hq"
+    if phone.number_type == PhoneNumberType.FIXED_LINE:
+        return "direct"
+    return "other" if phone.valid else None
+
+
+def baseline_status(phone: ParsedPhone) -> str:
+    if not phone.valid:
+        return "na"
+    if phone.number_type in _SWITCHBOARD_TYPES or phone.type_hint == "hq":
+        return "p2 - h"
+    if phone.number_type == PhoneNumberType.MOBILE:
+        return "p1"
+    if phone.number_type == PhoneNumberType.FIXED_LINE_OR_MOBILE and phone.type_hint == "mobile":
+        return "p1"
+    if phone.number_type in _LOW_TYPES:
+        return "p3"
+    return "p2"
+
+
+def phone_entry(phone: ParsedPhone, status: str | None) -> dict[str, Any]:
+    return {
+        "number": phone.number,
+        "status": status,
+        "type": display_type(phone),
+        "country": phone.country,
+        "region": phone.region,
+        "position": phone.position,
+        "ivrPath": None,
+    }
+
+
+# -- contact-level results (D16, D17) -----------------------------------------------------------
+
+_TIER_RANK = {"p1": 0, "p2": 1, "p3": 2}
+_MODIFIER_RANK = {None: 0, "sf": 1, "ivr": 2, "h": 3}
+
+
+def split_status(status: str) -> tuple[str, str | None]:
+    tier, _, modifier = status.partition(" - ")
+    return tier, modifier or None
+
+
+def lead_status(phones: list[dict[str, Any]]) -> str:
+    if not phones:
+        return "No Numbers Found"
+    statuses = [p["status"] for p in phones]
+    if any(s is None for s in statuses):
+        return "Uncontacted"
+    tiers = [split_status(s)[0] for s in statuses]
+    best = min((_TIER_RANK[t] for t in tiers if t in _TIER_RANK), default=None)
+    if best is None:
+        return "Needs Attention"
+    return ("P1", "P2", "P3")[best]
+
+
+def best_phone(phones: list[dict[str, Any]]) -> dict[str, Any] | None:
+    candidates = []
+    for entry in phones:
+        status = entry["status"]
+        if status is None:
+            continue
+        tier, modifier = split_status(status)
+        if tier not in _TIER_RANK or modifier == "dnc":
+            continue
+        rank = (
+            _TIER_RANK[tier],
+            _MODIFIER_RANK.get(modifier, len(_MODIFIER_RANK)),
+            0 if entry["type"] == "mobile" else 1,
+            entry["position"],
+        )
+        candidates.append((rank, entry))
+    if not candidates:
+        return None
+    entry = min(candidates, key=lambda c: c[0])[1]
+    return {"number": entry["number"], "status": entry["status"], "ivrPath": entry["ivrPath"]}
+
+
+@dataclass(frozen=True)
+class ContactScore:
+    phones: list[dict[str, Any]]
+    lead_status: str
+    best_phone: dict[str, Any] | None
+
+
+def unscored(phones: Sequence[ParsedPhone]) -> ContactScore:
+    entries = [phone_entry(p, None) for p in phones]
+    return ContactScore(entries, "Uncontacted", None)
+
+
+def score_contact(fields: dict[str, str], enriched: Sequence[str] = ()) -> ContactScore:
+    parsed = parse_contact_phones(fields, enriched)
+    phones = [phone_entry(p, baseline_status(p)) for p in parsed]
+    return ContactScore(phones, lead_status(phones), best_phone(phones))

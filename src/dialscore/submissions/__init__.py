@@ -1,0 +1,1 @@
+"""Contact submissions: input shapes, normalisation, rejection rules and job creation."""

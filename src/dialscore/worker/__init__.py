@@ -1,0 +1,1 @@
+"""Background work: broker setup, task registry, outbox and relay."""

@@ -1,0 +1,129 @@
+"""Runs tasks: the Dramatiq broker and worker, and the database context tasks use."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import dramatiq
+import structlog
+from dramatiq.asyncio import get_event_loop_thread
+from dramatiq.brokers.redis import RedisBroker
+from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import AsyncIO, Middleware
+
+from dialscore.config import Settings
+from dialscore.kit.db import Database
+from dialscore.worker.registry import Task, load_tasks
+from dialscore.worker.relay import Relay
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class TaskContext:
+    """What a task may use: settings and a database bound to the worker's event loop."""
+
+    settings: Settings
+    db: Database
+
+
+_context: TaskContext | None = None
+
+
+def task_context() -> TaskContext:
+    if _context is None:
+        raise RuntimeError("no worker is running in this process")
+    return _context
+
+
+class _TaskContextMiddleware(Middleware):
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def after_worker_boot(self, broker: Any, worker: Any) -> None:
+        global _context
+        _context = TaskContext(self.settings, Database(self.settings.resolved_database_url))
+
+    def before_worker_shutdown(self, broker: Any, worker: Any) -> None:
+        global _context
+        loop_thread = get_event_loop_thread()
+        if _context is not None and loop_thread is not None:
+            loop_thread.run_coroutine(_context.db.dispose())
+        _context = None
+
+
+def _actor_fn(task: Task) -> Any:
+    async def run(**kwargs: Any) -> None:
+        await task.fn(task_context(), **kwargs)
+
+    run.__name__ = task.name
+    run.__qualname__ = task.name
+    return run
+
+
+def build_broker(settings: Settings) -> Any:
+    broker: Any
+    if settings.redis_url:
+        broker = RedisBroker(url=settings.redis_url, namespace="dialscore")  # type: ignore[no-untyped-call]
+    else:
+        broker = StubBroker()
+        broker.emit_after("process_boot")
+    broker.add_middleware(AsyncIO())
+    broker.add_middleware(_TaskContextMiddleware(settings))
+    dramatiq.set_broker(broker)
+    for task in load_tasks().values():
+        dramatiq.actor(
+            actor_name=task.name,
+            queue_name=task.queue,
+            broker=broker,
+            max_retries=3,
+            min_backoff=1000,
+            time_limit=task.time_limit_ms,
+        )(_actor_fn(task))
+    return broker
+
+
+class BackgroundWorker:
+    """Dramatiq worker threads plus the outbox relay, inside the current process."""
+
+    def __init__(self, settings: Settings, db: Database) -> None:
+        self.settings = settings
+        self.broker = build_broker(settings)
+        self.in_memory = isinstance(self.broker, StubBroker)
+        self.worker = dramatiq.Worker(
+            self.broker,
+            worker_threads=settings.worker_threads,
+            worker_timeout=settings.worker_poll_ms,
+        )
+        self.relay = Relay(
+            db,
+            self._publish,
+            lease_seconds=settings.outbox_lease_seconds,
+            poll_seconds=settings.relay_poll_seconds,
+        )
+
+    def _publish(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
+        for actor_name, kwargs in batch:
+            self.broker.get_actor(actor_name).send_with_options(kwargs=kwargs)
+
+    async def start(self) -> None:
+        await asyncio.to_thread(self.worker.start)
+        if self.in_memory:
+            # Messages published before a restart lived only in the old process's memory.
+            released = await self.relay.release_leases()
+            if released:
+                log.info("republishing unfinished outbox messages", count=released)
+        self.relay.start()
+
+    async def stop(self) -> None:
+        await self.relay.stop()
+        await asyncio.to_thread(self.worker.stop, 30_000)
+        self.broker.close()
+
+    def join(self) -> None:
+        """Waits until every queue is empty and idle (in-memory broker only; for tests)."""
+        for queue in self.broker.get_declared_queues():
+            self.broker.join(queue)
+        self.worker.join()
