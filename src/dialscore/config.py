@@ -19,6 +19,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./var")
     database_url: str = ""
     redis_url: str | None = None
+    # Prefix of every Redis key and queue, so deployments can share one Redis.
+    redis_namespace: str = "dialscore"
     secret_key: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000

@@ -66,7 +66,7 @@ def _actor_fn(task: Task) -> Any:
 def build_broker(settings: Settings) -> Any:
     broker: Any
     if settings.redis_url:
-        broker = RedisBroker(url=settings.redis_url, namespace="dialscore")  # type: ignore[no-untyped-call]
+        broker = RedisBroker(url=settings.redis_url, namespace=settings.redis_namespace)  # type: ignore[no-untyped-call]
     else:
         broker = StubBroker()
         broker.emit_after("process_boot")

@@ -1,0 +1,115 @@
+"""Fixtures: every API test runs against SQLite and PostgreSQL, with the real worker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from fastapi import FastAPI
+
+from dialscore.app import create_app
+from dialscore.config import Settings
+from dialscore.kit.db import Database
+from dialscore.migrations import upgrade
+from tests.support import Tenant, make_tenant, state_of
+
+PG_ADMIN_URL = os.environ.get(
+    "DIALSCORE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+DATABASES = os.environ.get("DIALSCORE_TEST_DATABASES", "sqlite,postgresql").split(",")
+SECRET = "test-secret-key-that-is-long-enough-for-hs256"
+KEPT_TABLES = {"plans", "alembic_version"}
+
+
+def _pg_url(database: str) -> str:
+    base, _, _ = PG_ADMIN_URL.rpartition("/")
+    return f"{base}/{database}"
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    name = f"dialscore_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = _pg_url(name)
+    upgrade(url)
+    yield url
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+def _truncate_postgres(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            ).fetchall()
+            if row[0] not in KEPT_TABLES
+        ]
+        if tables:
+            conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
+
+
+@pytest.fixture(params=DATABASES)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        path = tmp_path / "dialscore.db"
+        template: Path = request.getfixturevalue("sqlite_template")
+        shutil.copyfile(template, path)
+        yield f"sqlite:///{path}"
+    else:
+        url: str = request.getfixturevalue("postgres_url")
+        _truncate_postgres(url)
+        yield url
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "var",
+        secret_key=SECRET,
+        redis_url=None,
+        relay_poll_seconds=0.05,
+        worker_poll_ms=50,
+        worker_threads=2,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings, run_worker=True)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+def db(app: FastAPI) -> Database:
+    return state_of(app).db
+
+
+@pytest.fixture
+async def api(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        yield client
+
+
+@pytest.fixture
+async def tenant(db: Database) -> Tenant:
+    return await make_tenant(db, SECRET)

@@ -1,0 +1,109 @@
+"""Helpers shared by the tests: tenants, requests and waiting for jobs."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy import func, select
+
+from dialscore.accounts import service as accounts
+from dialscore.kit.db import Database
+from dialscore.kit.deps import AppState
+from dialscore.models import CreditLedgerEntry, Job, OutboxMessage
+
+V2 = "/api/public/v2"
+
+
+@dataclass
+class Tenant:
+    client_id: str
+    user_id: str
+    api_key: str
+    key_id: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+
+def state_of(app: FastAPI) -> AppState:
+    state: AppState = app.state.dialscore
+    return state
+
+
+async def make_tenant(
+    db: Database,
+    secret: str,
+    *,
+    plan: str = "team",
+    credits: Decimal | int = 1000,
+    name: str = "Acme",
+) -> Tenant:
+    async with db.unit_of_work() as session:
+        client, user = await accounts.create_client(
+            session, name=name, plan=plan, credits=Decimal(credits), admin_email=None
+        )
+        key = await accounts.create_key(session, user_id=user.id, secret=secret)
+    return Tenant(client.id, user.id, key.api_key, key.key_id)
+
+
+async def add_user(db: Database, secret: str, tenant: Tenant, email: str) -> Tenant:
+    async with db.unit_of_work() as session:
+        user = await accounts.create_user(
+            session, client_id=tenant.client_id, email=email, role="member"
+        )
+        key = await accounts.create_key(session, user_id=user.id, secret=secret)
+    return Tenant(tenant.client_id, user.id, key.api_key, key.key_id)
+
+
+def contact(first: str = "Ann", last: str = "Lee", phone: str = "+14155552671", **extra: Any) -> dict[str, Any]:
+    return {"firstName": first, "lastName": last, "phone": phone, **extra}
+
+
+def many_contacts(count: int, start: int = 0) -> list[dict[str, Any]]:
+    """Distinct valid contacts with one valid US number each."""
+    return [
+        contact(f"First{i}", f"Last{i}", f"+1415555{(start + i) % 10_000:04d}") for i in range(count)
+    ]
+
+
+async def settle(app: FastAPI, *, rounds: int = 200) -> None:
+    """Runs the in-process relay and worker until the outbox is empty (bounded)."""
+    state = state_of(app)
+    background = state.extras["worker"]
+    for _ in range(rounds):
+        await background.relay.drain()
+        await asyncio.to_thread(background.join)
+        async with state.db.read() as session:
+            left = await session.scalar(select(func.count()).select_from(OutboxMessage))
+        if not left:
+            return
+    raise AssertionError("outbox did not empty")
+
+
+async def job_status(db: Database, job_id: str) -> str:
+    async with db.read() as session:
+        job = await session.get(Job, job_id)
+        assert job is not None
+        return job.status
+
+
+async def ledger_sum(db: Database, client_id: str) -> Decimal:
+    async with db.read() as session:
+        rows = await session.scalars(
+            select(CreditLedgerEntry.delta).where(CreditLedgerEntry.client_id == client_id)
+        )
+        return sum(rows.all(), Decimal(0))
+
+
+async def submit(
+    api: httpx.AsyncClient, tenant: Tenant, contacts: list[Any], *, kind: str = "score", **body: Any
+) -> httpx.Response:
+    return await api.post(
+        f"{V2}/contacts/{kind}", json={"contacts": contacts, **body}, headers=tenant.headers
+    )
