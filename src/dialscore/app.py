@@ -94,7 +94,10 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
             schema["components"]["securitySchemes"] = {
                 "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
             }
-            schema["security"] = [{"bearerAuth": []}]
+            for path, operations in schema.get("paths", {}).items():
+                if path.startswith("/api"):
+                    for operation in operations.values():
+                        operation["security"] = [{"bearerAuth": []}]
             app.openapi_schema = schema
         return app.openapi_schema
 

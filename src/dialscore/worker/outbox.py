@@ -39,6 +39,11 @@ async def extend_lease(session: AsyncSession, outbox_id: int, until: datetime) -
     )
 
 
+async def any_due(session: AsyncSession, *, now: datetime) -> bool:
+    stmt = select(OutboxMessage.id).where(OutboxMessage.available_at <= now).limit(1)
+    return (await session.scalar(stmt)) is not None
+
+
 async def claim_due(
     session: AsyncSession, *, now: datetime, lease: timedelta, limit: int, skip_locked: bool
 ) -> Sequence[OutboxMessage]:

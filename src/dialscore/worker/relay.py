@@ -46,6 +46,10 @@ class Relay:
 
     async def publish_due(self) -> int:
         """Publishes one batch of due messages; how many were published."""
+        # Look before taking the write lock, which on SQLite would stall writers every poll.
+        async with self.db.read() as session:
+            if not await outbox.any_due(session, now=utcnow()):
+                return 0
         async with self.db.unit_of_work() as session:
             messages = await outbox.claim_due(
                 session,
