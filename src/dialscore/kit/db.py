@@ -68,25 +68,24 @@ class Credits(TypeDecorator[Decimal]):
         return Decimal
 
 
-def async_url(url: str) -> str:
-    """The async driver form of a database URL given in any common spelling."""
+def _driver_url(url: str, *, sqlite_driver: str) -> str:
     parsed = make_url(url)
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
-    if backend == "postgresql":
+        return parsed.set(drivername=sqlite_driver).render_as_string(hide_password=False)
+    if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
     raise ValueError(f"unsupported database: {backend} (use sqlite or postgresql)")
+
+
+def async_url(url: str) -> str:
+    """The async driver form of a database URL given in any common spelling."""
+    return _driver_url(url, sqlite_driver="sqlite+aiosqlite")
 
 
 def sync_url(url: str) -> str:
-    parsed = make_url(url)
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
-        return parsed.set(drivername="sqlite").render_as_string(hide_password=False)
-    if backend == "postgresql":
-        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-    raise ValueError(f"unsupported database: {backend} (use sqlite or postgresql)")
+    """The synchronous driver form (for migrations) of a database URL."""
+    return _driver_url(url, sqlite_driver="sqlite")
 
 
 def configure_sqlite(engine: Any) -> None:
