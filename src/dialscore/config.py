@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
+import tempfile
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -60,16 +63,17 @@ class Settings(BaseSettings):
         if path.exists():
             return path.read_text().strip()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_urlsafe(48)
-        # Create exclusively so two processes starting together agree on one key.
+        # Write a complete private file, then publish it with link(), which fails if another
+        # process published first; nobody can read a half-written or world-readable key.
+        fd, temp = tempfile.mkstemp(dir=self.data_dir, prefix=".secret_key.")
         try:
-            with path.open("x") as handle:
-                handle.write(key)
-            path.chmod(0o600)
-        except FileExistsError:
-            return path.read_text().strip()
-        return key
-
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(48))
+            with contextlib.suppress(FileExistsError):
+                os.link(temp, path)
+        finally:
+            os.unlink(temp)
+        return path.read_text().strip()
 
 def get_settings() -> Settings:
     return Settings()

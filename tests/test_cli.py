@@ -1,0 +1,262 @@
+"""The operator CLI, run as a real command: JSON output, errors, the generated secret key,
+on the embedded SQLite default and on a PostgreSQL database migrated with ``dialscore migrate``."""
+
+from __future__ import annotations
+
+import stat
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+
+from tests.processes import (
+    DATABASES,
+    V2,
+    base_env,
+    cli_error,
+    cli_json,
+    fresh_postgres_database,
+    processes,
+)
+
+# D3: the shipped plans, and the default prices and webhook rate.
+PLANS: dict[str, dict[str, Any]] = {
+    "free": {
+        "apiAccess": False,
+        "lightningScoring": True,
+        "coreScoring": False,
+        "enrichmentWithLightning": False,
+        "enrichmentWithCore": False,
+        "perSecond": 5,
+        "perMinute": 100,
+        "perDay": 10_000,
+    },
+    "team": {
+        "apiAccess": True,
+        "lightningScoring": True,
+        "coreScoring": False,
+        "enrichmentWithLightning": True,
+        "enrichmentWithCore": False,
+        "perSecond": 10,
+        "perMinute": 600,
+        "perDay": 25_000,
+    },
+    "business": {
+        "apiAccess": True,
+        "lightningScoring": True,
+        "coreScoring": True,
+        "enrichmentWithLightning": True,
+        "enrichmentWithCore": True,
+        "perSecond": 25,
+        "perMinute": 1_500,
+        "perDay": 50_000,
+    },
+}
+PLAN_KEYS = {
+    "clientId",
+    "plan",
+    "apiAccess",
+    "lightningScoring",
+    "coreScoring",
+    "enrichmentWithLightning",
+    "enrichmentWithCore",
+    "perSecond",
+    "perMinute",
+    "perDay",
+    "webhookRate",
+    "costPerPhone",
+    "costPerContact",
+}
+
+
+def effective(client_id: str, plan: str, **overrides: Any) -> dict[str, Any]:
+    values = {
+        "clientId": client_id,
+        "plan": plan,
+        **PLANS[plan],
+        "webhookRate": 5,
+        "costPerPhone": 0.05,
+        "costPerContact": 1,
+    }
+    values.update(overrides)
+    return values
+
+
+@dataclass
+class Cli:
+    """The ``dialscore`` command bound to one data directory and database."""
+
+    database: str
+    env: dict[str, str]
+    cwd: Path
+    data_dir: Path
+
+    def ok(self, *args: str) -> dict[str, Any]:
+        return cli_json(list(args), env=self.env, cwd=self.cwd)
+
+    def error(self, *args: str) -> str:
+        return cli_error(list(args), env=self.env, cwd=self.cwd)
+
+    @property
+    def secret_path(self) -> Path:
+        return self.data_dir / "secret_key"
+
+
+@pytest.fixture(params=DATABASES)
+def cli(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cli]:
+    """SQLite: nothing prepared (the CLI migrates the embedded database itself).
+    PostgreSQL: a fresh database brought up to date with ``dialscore migrate``."""
+    data_dir = tmp_path / "var"
+    if request.param == "sqlite":
+        yield Cli("sqlite", base_env(data_dir), tmp_path, data_dir)
+        return
+    with fresh_postgres_database() as url:
+        env = base_env(data_dir, DATABASE_URL=url)
+        assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
+        yield Cli("postgresql", env, tmp_path, data_dir)
+
+
+def test_generated_secret_key_is_reused_and_keys_authenticate_in_another_process(
+    cli: Cli, tmp_path: Path
+) -> None:
+    assert not cli.secret_path.exists()
+
+    created = cli.ok("admin", "create-client", "--name", "Acme", "--credits", "100")
+    assert set(created) == {"clientId", "userId", "apiKey"}
+    assert cli.secret_path.exists()
+    assert stat.S_IMODE(cli.secret_path.stat().st_mode) == 0o600
+    secret = cli.secret_path.read_text().strip()
+    claims = jwt.decode(created["apiKey"], secret, algorithms=["HS256"])
+    assert (claims["sub"], claims["cid"]) == (created["userId"], created["clientId"])
+
+    second = cli.ok("admin", "create-key", "--user", created["userId"])
+    assert set(second) == {"keyId", "apiKey"}
+    assert cli.secret_path.read_text().strip() == secret
+    assert jwt.decode(second["apiKey"], secret, algorithms=["HS256"])["jti"] == second["keyId"]
+
+    with processes(tmp_path / "logs") as procs:
+        server = procs.serve(env=cli.env, worker=False)
+
+        def credits(api_key: str) -> httpx.Response:
+            return httpx.get(
+                f"{server.base_url}{V2}/account/credits",
+                headers={"Authorization": f"Bearer {api_key}"},
+                timeout=10.0,
+                trust_env=False,
+            )
+
+        first_answer = credits(created["apiKey"])
+        assert first_answer.status_code == 200, first_answer.text
+        assert first_answer.json() == {"data": {"credits": 100}}
+        assert credits(second["apiKey"]).status_code == 200
+
+        revoked = cli.ok("admin", "revoke-key", "--key", second["keyId"])
+        assert revoked == {"keyId": second["keyId"], "revoked": True}
+        assert credits(second["apiKey"]).status_code == 401
+        assert credits(created["apiKey"]).status_code == 200
+    assert cli.secret_path.read_text().strip() == secret
+
+
+def test_admin_commands_print_one_json_object_with_their_keys(cli: Cli) -> None:
+    created = cli.ok(
+        "admin", "create-client", "--name", "Beta", "--plan", "business", "--credits", "12.5"
+    )
+    assert set(created) == {"clientId", "userId", "apiKey"}
+    client_id = created["clientId"]
+
+    member = cli.ok("admin", "create-user", "--client", client_id, "--email", "ann@example.com")
+    assert set(member) == {"userId"}
+    admin = cli.ok(
+        "admin",
+        "create-user",
+        "--client",
+        client_id,
+        "--email",
+        "bo@example.com",
+        "--role",
+        "admin",
+    )
+    assert set(admin) == {"userId"}
+    assert len({created["userId"], member["userId"], admin["userId"]}) == 3
+
+    key = cli.ok("admin", "create-key", "--user", member["userId"])
+    assert set(key) == {"keyId", "apiKey"}
+    assert cli.ok("admin", "revoke-key", "--key", key["keyId"]) == {
+        "keyId": key["keyId"],
+        "revoked": True,
+    }
+
+    added = cli.ok("admin", "add-credits", "--client", client_id, "--amount", "7.5")
+    assert added == {"clientId": client_id, "credits": 20}
+    removed = cli.ok("admin", "add-credits", "--client", client_id, "--amount=-0.0001")
+    assert removed == {"clientId": client_id, "credits": 19.9999}
+
+
+def test_set_plan_and_set_limits_print_effective_values_and_overrides_survive(cli: Cli) -> None:
+    client_id = cli.ok("admin", "create-client", "--name", "Gamma", "--plan", "team")["clientId"]
+
+    shown = cli.ok("admin", "set-limits", "--client", client_id)
+    assert set(shown) == PLAN_KEYS
+    assert shown == effective(client_id, "team")
+
+    limited = cli.ok(
+        "admin", "set-limits", "--client", client_id, "--per-second", "77", "--webhook-rate", "9"
+    )
+    assert limited == effective(client_id, "team", perSecond=77, webhookRate=9)
+
+    moved = cli.ok("admin", "set-plan", "--client", client_id, "--plan", "business")
+    assert set(moved) == PLAN_KEYS
+    assert moved == effective(client_id, "business", perSecond=77, webhookRate=9)
+
+    more = cli.ok("admin", "set-limits", "--client", client_id, "--per-minute", "1234")
+    assert more == effective(client_id, "business", perSecond=77, perMinute=1234, webhookRate=9)
+
+    down = cli.ok("admin", "set-plan", "--client", client_id, "--plan", "free")
+    assert down == effective(client_id, "free", perSecond=77, perMinute=1234, webhookRate=9)
+
+
+def test_admin_errors_exit_non_zero_with_json_error_on_stderr_only(cli: Cli) -> None:
+    created = cli.ok("admin", "create-client", "--name", "Delta", "--plan", "team")
+    client_id = created["clientId"]
+    cli.ok("admin", "create-user", "--client", client_id, "--email", "dup@example.com")
+    missing = str(uuid.uuid4())
+
+    cases: list[tuple[list[str], str]] = [
+        (["create-client", "--name", "Nope", "--plan", "gold"], "gold"),
+        (["set-plan", "--client", client_id, "--plan", "gold"], "gold"),
+        (["create-user", "--client", missing, "--email", "x@example.com"], missing),
+        (["add-credits", "--client", missing, "--amount", "5"], missing),
+        (["create-user", "--client", client_id, "--email", "DUP@example.com"], "already exists"),
+        (
+            ["create-user", "--client", client_id, "--email", "r@example.com", "--role", "owner"],
+            "role",
+        ),
+        (["set-limits", "--client", client_id, "--per-second", "0"], "at least 1"),
+        (["revoke-key", "--key", missing], missing),
+    ]
+    # Independent commands: run side by side to keep the test short.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        messages = list(pool.map(lambda case: cli.error("admin", *case[0]), cases))
+    for (args, expected), message in zip(cases, messages, strict=True):
+        assert expected in message, (args, message)
+
+    # Nothing the failed commands attempted took effect.
+    assert cli.ok("admin", "set-limits", "--client", client_id) == effective(client_id, "team")
+
+
+@pytest.mark.skipif("postgresql" not in DATABASES, reason="PostgreSQL tests are disabled")
+def test_admin_command_on_unmigrated_postgres_asks_for_migrate(tmp_path: Path) -> None:
+    with fresh_postgres_database() as url:
+        env = base_env(tmp_path / "var", DATABASE_URL=url)
+        message = cli_error(["admin", "create-client", "--name", "Early"], env=env, cwd=tmp_path)
+        assert "dialscore migrate" in message
+
+        assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
+        created = cli_json(["admin", "create-client", "--name", "Early"], env=env, cwd=tmp_path)
+        assert set(created) == {"clientId", "userId", "apiKey"}
