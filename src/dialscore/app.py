@@ -19,6 +19,7 @@ from dialscore.jobs.endpoints import router as jobs_router
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState, StateDep
 from dialscore.kit.errors import install_error_handlers
+from dialscore.kit.logging import configure_logging
 from dialscore.submissions.endpoints import DOCUMENTED_MODELS
 from dialscore.submissions.endpoints import router as submissions_router
 
@@ -46,6 +47,7 @@ def _health_router() -> APIRouter:
 
 def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     """The application; ``run_worker`` runs the worker threads and relay in this process."""
+    configure_logging(settings.log_format, settings.log_level)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -75,5 +75,6 @@ class Settings(BaseSettings):
             os.unlink(temp)
         return path.read_text().strip()
 
+
 def get_settings() -> Settings:
     return Settings()

@@ -19,11 +19,12 @@ from dialscore.jobs.schemas import (
 from dialscore.kit.deps import ReadSession
 from dialscore.kit.envelope import data
 from dialscore.kit.errors import ERROR_RESPONSES
-from dialscore.kit.pagination import PageRequest
+from dialscore.kit.pagination import MAX_PAGE, PageRequest
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], responses=ERROR_RESPONSES)
 
-PageQuery = Annotated[int, Query(ge=1, description="Page number, from 1")]
+# The upper bound keeps the row offset within a 64-bit integer on both databases.
+PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page number, from 1")]
 LimitQuery = Annotated[int, Query(ge=1, le=1000, description="Items per page, 1 to 1000")]
 
 

@@ -13,7 +13,7 @@ from dialscore.accounts.schemas import Principal
 from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource, run_waterfall
 from dialscore.jobs import repository as repo
 from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES
-from dialscore.kit.clock import is_uuid, utcnow
+from dialscore.kit.clock import canonical_uuid, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.errors import BadRequest, NotFound
 from dialscore.kit.pagination import PageRequest
@@ -26,9 +26,10 @@ PROCESS_JOB = "process_job"
 
 async def job_of(session: AsyncSession, principal: Principal, job_id: str) -> Job:
     """The principal's own job; 400 for a malformed id, 404 for anyone else's (D1)."""
-    if not is_uuid(job_id):
+    canonical = canonical_uuid(job_id)
+    if canonical is None:
         raise BadRequest("jobId must be a UUID")
-    job = await repo.get_job_of_user(session, job_id, principal.user_id)
+    job = await repo.get_job_of_user(session, canonical, principal.user_id)
     if job is None:
         raise NotFound("job not found")
     return job

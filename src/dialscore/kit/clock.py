@@ -14,12 +14,12 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def is_uuid(value: str) -> bool:
+def canonical_uuid(value: str) -> str | None:
+    """The canonical (lower-case, hyphenated) form of a UUID in any accepted spelling."""
     try:
-        uuid.UUID(value)
+        return str(uuid.UUID(value))
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def isoformat(value: datetime | None) -> str | None:

@@ -16,6 +16,9 @@ class Pagination(BaseModel):
     hasPreviousPage: bool
 
 
+MAX_PAGE = 1_000_000_000
+
+
 @dataclass(frozen=True)
 class PageRequest:
     page: int
