@@ -37,6 +37,7 @@ class Relay:
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def wake(self) -> None:
         """Asks the relay to look now rather than at its next poll; safe from any thread."""
@@ -76,23 +77,31 @@ class Relay:
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        while True:
+        while not self._stopping:
             try:
                 await self.drain()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("outbox relay failed; retrying")
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
+            # cancellation that arrives as the event fires, and stop() would wait forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                async with asyncio.timeout(self.poll_seconds):
+                    await self._wake.wait()
             self._wake.clear()
 
     def start(self) -> None:
+        self._stopping = False
         self._task = asyncio.get_running_loop().create_task(self.run(), name="outbox-relay")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stopping = True
+        while not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=1.0)
+        with contextlib.suppress(asyncio.CancelledError):
+            task.result()
