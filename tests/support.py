@@ -61,14 +61,17 @@ async def add_user(db: Database, secret: str, tenant: Tenant, email: str) -> Ten
     return Tenant(tenant.client_id, user.id, key.api_key, key.key_id)
 
 
-def contact(first: str = "Ann", last: str = "Lee", phone: str = "+14155552671", **extra: Any) -> dict[str, Any]:
+def contact(
+    first: str = "Ann", last: str = "Lee", phone: str = "+14155552671", **extra: Any
+) -> dict[str, Any]:
     return {"firstName": first, "lastName": last, "phone": phone, **extra}
 
 
 def many_contacts(count: int, start: int = 0) -> list[dict[str, Any]]:
     """Distinct valid contacts with one valid US number each."""
     return [
-        contact(f"First{i}", f"Last{i}", f"+1415555{(start + i) % 10_000:04d}") for i in range(count)
+        contact(f"First{i}", f"Last{i}", f"+1415555{(start + i) % 10_000:04d}")
+        for i in range(count)
     ]
 
 
