@@ -17,7 +17,7 @@ from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
-from tests.support import Tenant, make_tenant, state_of
+from tests.support import Tenant, make_tenant, settle, state_of
 
 PG_ADMIN_URL = os.environ.get(
     "DIALSCORE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -96,6 +96,8 @@ async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     application = create_app(settings, run_worker=True)
     async with application.router.lifespan_context(application):
         yield application
+        # Every test's work must finish: settle() fails when the outbox does not empty.
+        await settle(application)
 
 
 @pytest.fixture

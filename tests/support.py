@@ -18,6 +18,19 @@ from dialscore.models import CreditLedgerEntry, Job, OutboxMessage
 
 V2 = "/api/public/v2"
 
+# The phone statuses of the interface spec, written out here independently of the code.
+PHONE_STATUSES = (
+    "p1", "p1 - h", "p1 - ivr", "p1 - dnc", "p1 - sf",
+    "p2", "p2 - h", "p2 - ivr", "p2 - sf",
+    "p3", "p3 - h", "p3 - ivr", "p3 - sf",
+    "na", "na - h", "na - ivr", "na - auth", "na - dnc",
+)  # fmt: skip
+
+
+def amount(value: Any) -> Decimal:
+    """A JSON credit amount as an exact decimal."""
+    return Decimal(str(value))
+
 
 @dataclass
 class Tenant:
@@ -110,3 +123,15 @@ async def submit(
     return await api.post(
         f"{V2}/contacts/{kind}", json={"contacts": contacts, **body}, headers=tenant.headers
     )
+
+
+def assert_error(response: httpx.Response, status: int) -> str:
+    """Asserts the status and the {error: string} body; returns the message."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert isinstance(body["error"], str)
+    assert body["error"].strip()
+    message: str = body["error"]
+    return message

@@ -18,7 +18,7 @@ from dialscore.kit.db import Database
 from dialscore.kit.security import issue_api_key
 from dialscore.models import Job
 from tests.conftest import SECRET
-from tests.support import V2, Tenant, add_user, contact, ledger_sum, make_tenant
+from tests.support import V2, Tenant, add_user, assert_error, contact, ledger_sum, make_tenant
 
 # The two endpoints every authentication rule is checked on: a read and a submission.
 ENDPOINTS = [
@@ -36,17 +36,6 @@ async def call(
 ) -> httpx.Response:
     headers = {} if authorization is None else {"Authorization": authorization}
     return await api.request(method, path, json=body, headers=headers)
-
-
-def assert_error(response: httpx.Response, status: int) -> str:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    body = response.json()
-    assert set(body) == {"error"}, body
-    assert isinstance(body["error"], str)
-    assert body["error"].strip()
-    message: str = body["error"]
-    return message
 
 
 async def job_count(db: Database) -> int:

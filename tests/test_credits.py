@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import func, select, update
 
 from dialscore.accounts import service as accounts
@@ -24,29 +22,15 @@ from tests.support import (
     V2,
     Tenant,
     add_user,
+    amount,
     contact,
     ledger_sum,
     make_tenant,
     many_contacts,
-    settle,
     submit,
 )
 
 REPLAYED = "Idempotent-Replayed"
-
-
-@pytest.fixture(autouse=True)
-async def _settled(app: FastAPI) -> AsyncIterator[None]:
-    """Lets every test's jobs finish before the app stops: settle() also fails the test when
-    the outbox does not empty, and the relay is not stopped right after a submission woke it
-    (a cancellation arriving then can be lost on Python 3.11, which hangs the teardown)."""
-    yield
-    await settle(app)
-
-
-def amount(value: Any) -> Decimal:
-    """A JSON credit amount as an exact decimal."""
-    return Decimal(str(value))
 
 
 async def balance(api: httpx.AsyncClient, tenant: Tenant) -> Decimal:

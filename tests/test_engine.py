@@ -26,27 +26,8 @@ from dialscore.scoring.engine import (
     unscored,
 )
 from dialscore.scoring.regions import APAC, EMEA, region_for
+from tests.support import PHONE_STATUSES
 
-ALL_STATUSES = (
-    "p1",
-    "p1 - h",
-    "p1 - ivr",
-    "p1 - dnc",
-    "p1 - sf",
-    "p2",
-    "p2 - h",
-    "p2 - ivr",
-    "p2 - sf",
-    "p3",
-    "p3 - h",
-    "p3 - ivr",
-    "p3 - sf",
-    "na",
-    "na - h",
-    "na - ivr",
-    "na - auth",
-    "na - dnc",
-)
 PHONE_ENTRY_KEYS = {"number", "status", "type", "country", "region", "position", "ivrPath"}
 
 UK_MOBILE = "+447400123456"
@@ -289,7 +270,7 @@ def test_display_type_prefers_the_submitted_type() -> None:
 def test_baseline_status(raw: str, hint: str | None, expected: str) -> None:
     status = baseline_status(parse(raw, hint=hint))
     assert status == expected
-    assert status in ALL_STATUSES
+    assert status in PHONE_STATUSES
 
 
 def test_split_status() -> None:
@@ -515,7 +496,7 @@ def spec_rank(phone: dict[str, Any]) -> tuple[int, int, int, int] | None:
 
 @st.composite
 def scored_phones(draw: st.DrawFn) -> list[dict[str, Any]]:
-    statuses = draw(st.lists(st.sampled_from(ALL_STATUSES), max_size=8))
+    statuses = draw(st.lists(st.sampled_from(PHONE_STATUSES), max_size=8))
     types = draw(st.lists(st.sampled_from(TYPES), min_size=len(statuses), max_size=len(statuses)))
     positions = draw(st.permutations(range(1, len(statuses) + 1)))
     return [

@@ -21,8 +21,10 @@ from dialscore.kit.db import Database
 from dialscore.submissions import service as submissions
 from tests.conftest import SECRET
 from tests.support import (
+    PHONE_STATUSES,
     V2,
     Tenant,
+    assert_error,
     contact,
     make_tenant,
     many_contacts,
@@ -36,26 +38,6 @@ JOB_KEYS = {"id", "clientId", "userId", "status", "createdAt", "jobSource", "job
 JOB_STATES = {"Init", "Processing", "Finalized", "Not Enriched"}
 REQUIRED_CONTACT_KEYS = {"firstName", "lastName", "phone", "companyAccount", "phones"}
 PHONE_ENTRY_KEYS = {"number", "status", "type", "country", "region", "position"}
-PHONE_STATUSES = {
-    "p1",
-    "p1 - h",
-    "p1 - ivr",
-    "p1 - dnc",
-    "p1 - sf",
-    "p2",
-    "p2 - h",
-    "p2 - ivr",
-    "p2 - sf",
-    "p3",
-    "p3 - h",
-    "p3 - ivr",
-    "p3 - sf",
-    "na",
-    "na - h",
-    "na - ivr",
-    "na - auth",
-    "na - dnc",
-}
 PHONE_TYPES = {"mobile", "direct", "hq", "other"}
 SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
 E164 = re.compile(r"^\+[1-9]\d{1,14}$")
@@ -145,15 +127,6 @@ async def get_ok(
     assert set(body) == {"data"}, body
     data: dict[str, Any] = body["data"]
     return data
-
-
-def assert_error(response: httpx.Response, status: int) -> None:
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    body = response.json()
-    assert set(body) == {"error"}, body
-    assert isinstance(body["error"], str)
-    assert body["error"].strip()
 
 
 def pagination(

@@ -17,6 +17,7 @@ from tests.conftest import SECRET
 from tests.support import (
     V2,
     Tenant,
+    amount,
     contact,
     ledger_sum,
     make_tenant,
@@ -32,20 +33,6 @@ DUPLICATE = "duplicate of an earlier contact in this request"
 COMPANY_REQUIRED = "companyAccount, linkedInUrl or companyLinkedInUrl is required"
 IDENTITY_REQUIRED = "a name, linkedInUrl or email is required"
 NO_DATA_FOUND = "no additional contact data found"
-
-
-@pytest.fixture(autouse=True)
-async def _settled(app: FastAPI) -> AsyncIterator[None]:
-    """Lets every test's jobs finish before the app stops: settle() also fails the test when
-    the outbox does not empty, and the relay is not stopped right after a submission woke it
-    (a cancellation arriving then can be lost on Python 3.11, which hangs the teardown)."""
-    yield
-    await settle(app)
-
-
-def amount(value: Any) -> Decimal:
-    """A JSON credit amount as an exact decimal."""
-    return Decimal(str(value))
 
 
 async def job_list(api: httpx.AsyncClient, tenant: Tenant) -> list[dict[str, Any]]:

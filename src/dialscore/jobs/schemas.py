@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialscore.kit.clock import isoformat
 from dialscore.kit.pagination import Pagination
 from dialscore.models import Contact, Job
-from dialscore.scoring.engine import PHONE_SLOTS
+from dialscore.scoring.engine import PHONE_SLOTS, PHONE_STATUSES
 from dialscore.submissions.schemas import CONTACT_INPUT_FIELDS
 
 JOB_TYPES = (
@@ -115,8 +115,10 @@ class JobOut(BaseModel):
 
 
 class PhoneEntry(BaseModel):
-    number: str | None
-    status: str | None
+    number: str | None = Field(description="E.164 when valid, else the number as submitted")
+    status: str | None = Field(
+        description="Null until scored", json_schema_extra={"enum": [*PHONE_STATUSES, None]}
+    )
     type: str | None
     country: str | None
     region: str | None

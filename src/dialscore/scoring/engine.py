@@ -17,6 +17,13 @@ from phonenumbers.phonenumberutil import _number_type_helper
 from dialscore.scoring.regions import region_for
 
 PHONE_SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
+# Reachability tier, optionally with one modifier (D15).
+PHONE_STATUSES = (
+    "p1", "p1 - h", "p1 - ivr", "p1 - dnc", "p1 - sf",
+    "p2", "p2 - h", "p2 - ivr", "p2 - sf",
+    "p3", "p3 - h", "p3 - ivr", "p3 - sf",
+    "na", "na - h", "na - ivr", "na - auth", "na - dnc",
+)  # fmt: skip
 PHONE_TYPES = ("mobile", "direct", "hq", "other")
 DEFAULT_REGION = "US"
 ENRICHED_TYPE = "Service Enriched Phone"
