@@ -12,9 +12,10 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from dialscore.accounts import service as accounts
+from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState
-from dialscore.models import CreditLedgerEntry, Job, OutboxMessage
+from dialscore.models import CreditLedgerEntry, Job, OutboxMessage, WebhookDelivery
 
 V2 = "/api/public/v2"
 
@@ -88,8 +89,9 @@ def many_contacts(count: int, start: int = 0) -> list[dict[str, Any]]:
     ]
 
 
-async def settle(app: FastAPI, *, rounds: int = 200) -> None:
-    """Runs the in-process relay and worker until the outbox is empty (bounded)."""
+async def settle(app: FastAPI, *, rounds: int = 200, timeout: float = 60.0) -> None:
+    """Runs the in-process relay and worker until the outbox is empty, then waits until no
+    webhook delivery is due or in flight (deliveries due later are left alone). Bounded."""
     state = state_of(app)
     background = state.extras["worker"]
     for _ in range(rounds):
@@ -98,8 +100,23 @@ async def settle(app: FastAPI, *, rounds: int = 200) -> None:
         async with state.db.read() as session:
             left = await session.scalar(select(func.count()).select_from(OutboxMessage))
         if not left:
+            break
+    else:
+        raise AssertionError("outbox did not empty")
+    dispatcher = background.dispatcher
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        async with state.db.read() as session:
+            due = await session.scalar(
+                select(func.count())
+                .select_from(WebhookDelivery)
+                .where(WebhookDelivery.state == "pending", WebhookDelivery.available_at <= utcnow())
+            )
+        if not due and dispatcher.busy == 0:
             return
-    raise AssertionError("outbox did not empty")
+        dispatcher.wake()
+        await asyncio.sleep(0.02)
+    raise AssertionError("webhook deliveries did not settle")
 
 
 async def job_status(db: Database, job_id: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import text
 
 from dialscore import __version__
@@ -20,8 +21,10 @@ from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState, StateDep
 from dialscore.kit.errors import install_error_handlers
 from dialscore.kit.logging import configure_logging
-from dialscore.submissions.endpoints import DOCUMENTED_MODELS
+from dialscore.submissions.endpoints import DOCUMENTED_MODELS as SUBMISSION_MODELS
 from dialscore.submissions.endpoints import router as submissions_router
+from dialscore.webhooks.endpoints import DOCUMENTED_MODELS as WEBHOOK_MODELS
+from dialscore.webhooks.endpoints import router as webhooks_router
 
 V2_PREFIX = "/api/public/v2"
 
@@ -60,6 +63,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
 
             background = BackgroundWorker(settings, db)
             state.relay = background.relay
+            state.wakers["dispatcher"] = background.dispatcher.wake
             state.extras["worker"] = background
             await background.start()
         try:
@@ -81,6 +85,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     v2.include_router(submissions_router)
     v2.include_router(jobs_router)
     v2.include_router(account_router)
+    v2.include_router(webhooks_router)
     app.include_router(v2)
 
     def openapi() -> dict[str, Any]:
@@ -89,7 +94,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            for model in DOCUMENTED_MODELS:
+            models: list[type[BaseModel]] = [*SUBMISSION_MODELS, *WEBHOOK_MODELS]
+            for model in models:
                 model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 components.update(model_schema.pop("$defs", {}))
                 components[model.__name__] = model_schema

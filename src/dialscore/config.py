@@ -41,6 +41,15 @@ class Settings(BaseSettings):
     # A worker's hold on a job it processes; renewed with every batch.
     job_lease_seconds: float = Field(default=30.0, gt=0)
 
+    # Webhooks (D20-D24).
+    webhook_allow_private: bool = False
+    webhook_retry_schedule: str | None = None
+    webhook_timeout: float = Field(default=10.0, gt=0)
+    webhook_max_in_flight: int = Field(default=50, ge=1)
+    webhook_per_endpoint: int = Field(default=8, ge=1)
+    webhook_lease_seconds: float = Field(default=120.0, gt=0)
+    webhook_poll_seconds: float = Field(default=0.5, gt=0)
+
     max_body_bytes: int = 10 * 1024 * 1024
     idempotency_ttl_hours: int = 24
 

@@ -8,17 +8,20 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from dialscore.accounts.schemas import Principal
 from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource, run_waterfall
 from dialscore.jobs import repository as repo
-from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES
-from dialscore.kit.clock import canonical_uuid, utcnow
+from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES, present_contact
+from dialscore.kit.clock import canonical_uuid, isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.errors import BadRequest, NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.scoring.engine import score_contact
+from dialscore.webhooks import service as webhooks
+from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 from dialscore.worker import outbox
 
 PROCESS_JOB = "process_job"
@@ -101,6 +104,18 @@ async def _process_contact(
     }
 
 
+def _apply(contacts: Sequence[Contact], results: list[dict[str, Any]]) -> list[Contact]:
+    """Brings the loaded contacts up to date with results saved by a bulk update (which does
+    not touch loaded objects); the scored ones, for their events."""
+    scored = []
+    for contact, result in zip(contacts, results, strict=True):
+        for name, value in result.items():
+            set_committed_value(contact, name, value)
+        if result["state"] == "scored":
+            scored.append(contact)
+    return scored
+
+
 async def process_job(
     db: Database,
     *,
@@ -134,6 +149,17 @@ async def process_job(
                 break
             results = [await _process_contact(job, contact, sources) for contact in batch]
             await repo.save_contact_results(session, results)
+            scored = _apply(batch, results)
+            await webhooks.emit(
+                session,
+                user_id=job.user_id,
+                event_type=CONTACT_SCORED,
+                payloads=[
+                    {"contact": present_contact(c), "job": {"id": job.id, "type": job.job_type}}
+                    for c in scored
+                ],
+                job_id=job.id,
+            )
             now = utcnow()
             await repo.record_progress(
                 session,
@@ -152,6 +178,23 @@ async def process_job(
         status = (
             "Not Enriched" if job.job_type in ENRICHMENT_JOB_TYPES and all_rejected else "Finalized"
         )
-        finalized = await repo.finalize(session, job_id, status=status, now=utcnow())
+        now = utcnow()
+        finalized = await repo.finalize(session, job_id, status=status, now=now)
+        if finalized:
+            await webhooks.emit(
+                session,
+                user_id=job.user_id,
+                event_type=JOB_COMPLETED,
+                payloads=[
+                    {
+                        "jobId": job.id,
+                        "jobType": job.job_type,
+                        "jobName": job.name,
+                        "jobStatus": status,
+                        "modifiedAt": isoformat(now),
+                    }
+                ],
+                job_id=job.id,
+            )
         await outbox.finish(session, outbox_id)
     return status if finalized else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,10 +22,17 @@ class AppState:
     db: Database
     relay: Relay | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    wakers: dict[str, Callable[[], None]] = field(default_factory=dict)
 
     def wake_relay(self) -> None:
         if self.relay is not None:
             self.relay.wake()
+
+    def wake(self, name: str) -> None:
+        """Asks an in-process background loop to look now (no-op when it runs elsewhere)."""
+        waker = self.wakers.get(name)
+        if waker is not None:
+            waker()
 
 
 def get_state(request: Request) -> AppState:

@@ -5,6 +5,7 @@ from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, U
 from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job
 from dialscore.models.outbox import OutboxMessage
+from dialscore.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 __all__ = [
     "ApiKey",
@@ -17,4 +18,7 @@ __all__ = [
     "OutboxMessage",
     "Plan",
     "User",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookSubscription",
 ]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import dramatiq
+import redis.asyncio
 import structlog
 from dramatiq.asyncio import get_event_loop_thread
 from dramatiq.brokers.redis import RedisBroker
@@ -15,6 +16,8 @@ from dramatiq.middleware import AsyncIO, Middleware
 
 from dialscore.config import Settings
 from dialscore.kit.db import Database
+from dialscore.webhooks.delivery import Dispatcher
+from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
 from dialscore.worker.registry import Task, load_tasks
 from dialscore.worker.relay import Relay
 
@@ -103,6 +106,14 @@ class BackgroundWorker:
             lease_seconds=settings.outbox_lease_seconds,
             poll_seconds=settings.relay_poll_seconds,
         )
+        self._redis: Any = None
+        limiter: DeliveryRateLimiter
+        if settings.redis_url:
+            self._redis = redis.asyncio.Redis.from_url(settings.redis_url)
+            limiter = RedisRateLimiter(self._redis, settings.redis_namespace)
+        else:
+            limiter = MemoryRateLimiter()
+        self.dispatcher = Dispatcher(db, settings, limiter)
 
     def _publish(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         for actor_name, kwargs in batch:
@@ -116,9 +127,13 @@ class BackgroundWorker:
             if released:
                 log.info("republishing unfinished outbox messages", count=released)
         self.relay.start()
+        self.dispatcher.start()
 
     async def stop(self) -> None:
         await self.relay.stop()
+        await self.dispatcher.stop()
+        if self._redis is not None:
+            await self._redis.aclose()
         await asyncio.to_thread(self.worker.stop, 30_000)
         self.broker.close()
 

@@ -1,0 +1,144 @@
+"""Outbound HTTP to user-given URLs, refusing private targets at every connection (D24).
+
+The address is resolved, every resolved address checked, and the connection made to the
+checked address itself (with the original Host and TLS server name), so a DNS answer that
+changes between the check and the connection cannot redirect the request."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_REFUSED_NETWORKS: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = tuple(
+    (ipaddress.ip_network(net), why)
+    for net, why in (
+        ("0.0.0.0/8", "an unspecified address"),
+        ("10.0.0.0/8", "a private address"),
+        ("100.64.0.0/10", "a carrier-grade NAT address"),
+        ("127.0.0.0/8", "a loopback address"),
+        ("169.254.0.0/16", "a link-local address (cloud metadata lives here)"),
+        ("172.16.0.0/12", "a private address"),
+        ("192.0.0.0/24", "a reserved address"),
+        ("192.168.0.0/16", "a private address"),
+        ("198.18.0.0/15", "a benchmarking address"),
+        ("224.0.0.0/4", "a multicast address"),
+        ("240.0.0.0/4", "a reserved address"),
+        ("::/128", "an unspecified address"),
+        ("::1/128", "a loopback address"),
+        ("fc00::/7", "a private address (cloud metadata lives here)"),
+        ("fe80::/10", "a link-local address"),
+        ("ff00::/8", "a multicast address"),
+    )
+)
+
+
+class RefusedTarget(Exception):
+    """The URL may not be called: its scheme, or an address its host resolves to."""
+
+
+def address_refusal(address: IPAddress) -> str | None:
+    """Why a connection to ``address`` is refused, or None for a public address."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = (
+            address.ipv4_mapped
+            or address.sixtofour
+            or (address.teredo[1] if address.teredo else None)
+        )
+        if embedded is not None:
+            why = address_refusal(embedded)
+            return f"an IPv6 address embedding {why}" if why else None
+    for network, why in _REFUSED_NETWORKS:
+        if address.version == network.version and address in network:
+            return why
+    if not address.is_global:
+        return "not a public address"
+    return None
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+    path: str
+
+
+def parse_target(url: str, *, allow_private: bool) -> Target:
+    """The parts of a webhook URL; https only unless private targets are allowed."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise RefusedTarget("url is not a valid URL") from None
+    scheme = parts.scheme.lower()
+    allowed = ("https", "http") if allow_private else ("https",)
+    if scheme not in allowed:
+        raise RefusedTarget("url must use https")
+    if not parts.hostname:
+        raise RefusedTarget("url must have a host")
+    path = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+    return Target(scheme, parts.hostname, port or (443 if scheme == "https" else 80), path)
+
+
+async def resolve_allowed(target: Target, *, allow_private: bool) -> str:
+    """An address of the target's host that may be called; refuses if any may not."""
+    try:
+        literal: IPAddress | None = ipaddress.ip_address(target.host)
+    except ValueError:
+        literal = None
+    if literal is not None:
+        addresses: list[IPAddress] = [literal]
+    else:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+        except socket.gaierror:
+            raise RefusedTarget(f"host {target.host} does not resolve") from None
+        addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+        if not addresses:
+            raise RefusedTarget(f"host {target.host} does not resolve")
+    if not allow_private:
+        for address in addresses:
+            why = address_refusal(address)
+            if why is not None:
+                raise RefusedTarget(f"host {target.host} resolves to {address}, {why}")
+    return str(addresses[0])
+
+
+async def check_url(url: str, *, allow_private: bool) -> None:
+    await resolve_allowed(
+        parse_target(url, allow_private=allow_private), allow_private=allow_private
+    )
+
+
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    content: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    allow_private: bool,
+) -> httpx.Response:
+    """POSTs to ``url`` through an address checked just now; redirects are not followed."""
+    target = parse_target(url, allow_private=allow_private)
+    address = await resolve_allowed(target, allow_private=allow_private)
+    shown = f"[{address}]" if ":" in address else address
+    default_port = 443 if target.scheme == "https" else 80
+    host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
+    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+    return await client.post(
+        f"{target.scheme}://{shown}:{target.port}{target.path}",
+        content=content,
+        headers={**headers, "Host": host_header},
+        timeout=timeout,
+        follow_redirects=False,
+        extensions=extensions,
+    )

@@ -1,0 +1,78 @@
+"""Webhook subscriptions, the deliveries of events to them, and each delivery attempt."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dialscore.kit.db import Base, UTCDateTime
+
+
+class WebhookSubscription(Base):
+    __tablename__ = "webhook_subscriptions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    url: Mapped[str] = mapped_column(String(2048))
+    event_types: Mapped[list[str]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))
+    # Encrypted with a key derived from the server secret: a database dump alone does not
+    # reveal it.
+    secret_ciphertext: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class WebhookDelivery(Base):
+    """One event for one subscription. Its id is the envelope id, the same on every retry.
+
+    ``available_at`` is when the dispatcher may take it next: the time of the next attempt,
+    or, while an attempt is in flight, the end of that attempt's lease."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index("ix_webhook_deliveries_due", "state", "available_at"),
+        Index("ix_webhook_deliveries_subscription", "subscription_id", "created_at"),
+        Index("ix_webhook_deliveries_job", "job_id", "subscription_id", "state"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    subscription_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_subscriptions.id", ondelete="CASCADE")
+    )
+    user_id: Mapped[str] = mapped_column(String(36))
+    event_type: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    timestamp_ms: Mapped[int] = mapped_column(BigInteger)
+    # pending → delivered | failed
+    state: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    available_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    first_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class WebhookAttempt(Base):
+    __tablename__ = "webhook_attempts"
+    __table_args__ = (Index("ix_webhook_attempts_delivery", "delivery_id", "number"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    delivery_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_deliveries.id", ondelete="CASCADE")
+    )
+    number: Mapped[int] = mapped_column(Integer)
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    duration_ms: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    attempted_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -1,0 +1,299 @@
+"""The delivery engine: claims due deliveries and sends them, signed, at the owner's rate.
+
+Runs in the worker process (beside the outbox relay). Each claimed delivery is leased for
+``webhook_lease_seconds``; a worker that dies mid-send leaves its deliveries to be claimed
+again when the lease runs out, with the same envelope id (D22)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+import structlog
+
+from dialscore import __version__
+from dialscore.accounts.service import effective_plan
+from dialscore.config import Settings
+from dialscore.kit import outbound
+from dialscore.kit.clock import utcnow
+from dialscore.kit.db import Database
+from dialscore.webhooks import repository as repo
+from dialscore.webhooks import sign
+from dialscore.webhooks.policy import RetryPolicy, classify, parse_retry_after, parse_schedule
+from dialscore.webhooks.ratelimit import DeliveryRateLimiter
+from dialscore.webhooks.schemas import envelope_bytes
+from dialscore.webhooks.service import secret_box
+
+log = structlog.get_logger(__name__)
+
+USER_AGENT = f"Service-Webhooks/{__version__}"
+# Seconds of sends at the owner's rate that one key may hold claimed at once, so one busy
+# user cannot fill every in-flight place while others wait.
+_BACKLOG_SECONDS = 5
+
+
+@dataclass(frozen=True)
+class Claimed:
+    delivery_id: str
+    key: str
+    rate: float
+    url: str
+    secret: str
+    body: bytes
+    attempts: int
+    first_attempt_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Result:
+    status_code: int | None
+    error: str | None
+    retry_after: str | None
+    final: bool = False
+
+
+def policy_from(settings: Settings) -> RetryPolicy:
+    if settings.webhook_retry_schedule:
+        return RetryPolicy(schedule=parse_schedule(settings.webhook_retry_schedule), jitter=0)
+    return RetryPolicy()
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        limiter: DeliveryRateLimiter,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.limiter = limiter
+        self.policy = policy_from(settings)
+        self.box = secret_box(settings.resolved_secret_key)
+        self.lease = timedelta(seconds=settings.webhook_lease_seconds)
+        self.rng = rng or random.Random()
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._per_key: Counter[str] = Counter()
+        self._endpoints: dict[str, asyncio.Semaphore] = {}
+        self._client: httpx.AsyncClient | None = None
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        if self._loop is not None and self._wake is not None:
+            self._loop.call_soon_threadsafe(self._wake.set)
+
+    def start(self) -> None:
+        if self.settings.webhook_allow_private:
+            log.warning(
+                "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call http:// and private "
+                "addresses. Use this only for local development and testing."
+            )
+        self._stopping = False
+        self._client = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=self.settings.webhook_max_in_flight),
+            trust_env=False,
+        )
+        self._task = asyncio.get_running_loop().create_task(self.run(), name="webhook-dispatcher")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            self._stopping = True
+            while not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=1.0)
+        for inflight in list(self._inflight):
+            inflight.cancel()
+        if self._inflight:
+            await asyncio.wait(self._inflight, timeout=5.0)
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def run(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        while not self._stopping:
+            try:
+                await self.dispatch_due()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("webhook dispatcher failed; retrying")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.webhook_poll_seconds):
+                    await self._wake.wait()
+            self._wake.clear()
+
+    @property
+    def busy(self) -> int:
+        return len(self._inflight)
+
+    # -- claiming ---------------------------------------------------------------------------------
+
+    async def dispatch_due(self) -> int:
+        """Claims as many due deliveries as there are free places and starts sending them."""
+        capacity = self.settings.webhook_max_in_flight - len(self._inflight)
+        if capacity <= 0:
+            return 0
+        claimed = await self.claim(capacity)
+        for item in claimed:
+            self._per_key[item.key] += 1
+            task = asyncio.get_running_loop().create_task(self._run_one(item))
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
+        return len(claimed)
+
+    async def claim(self, limit: int) -> list[Claimed]:
+        now = utcnow()
+        claimed: list[Claimed] = []
+        release: list[str] = []
+        batch_keys: Counter[str] = Counter()
+        async with self.db.unit_of_work() as session:
+            rows = await repo.claim_due(
+                session,
+                now=now,
+                lease_until=now + self.lease,
+                limit=limit,
+                skip_locked=not self.db.is_sqlite,
+            )
+            for delivery, subscription, plan, overrides in rows:
+                rate = float(effective_plan(plan, overrides).webhook_rate)
+                key = f"{delivery.user_id}:{delivery.event_type}"
+                cap = max(1, int(rate * _BACKLOG_SECONDS))
+                if self._per_key[key] + batch_keys[key] >= cap:
+                    release.append(delivery.id)
+                    continue
+                batch_keys[key] += 1
+                claimed.append(
+                    Claimed(
+                        delivery_id=delivery.id,
+                        key=key,
+                        rate=rate,
+                        url=subscription.url,
+                        secret=self.box.open(subscription.secret_ciphertext),
+                        body=envelope_bytes(delivery),
+                        attempts=delivery.attempts,
+                        first_attempt_at=delivery.first_attempt_at,
+                    )
+                )
+            await session.flush()
+            await repo.release(session, release, at=now)
+        return claimed
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    async def _run_one(self, item: Claimed) -> None:
+        try:
+            await self.deliver(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("webhook delivery failed unexpectedly", delivery=item.delivery_id)
+        finally:
+            self._per_key[item.key] -= 1
+            if self._per_key[item.key] <= 0:
+                del self._per_key[item.key]
+            self.wake()
+
+    def _endpoint(self, url: str) -> asyncio.Semaphore:
+        try:
+            target = outbound.parse_target(url, allow_private=True)
+            origin = f"{target.scheme}://{target.host}:{target.port}"
+        except outbound.RefusedTarget:
+            origin = url
+        semaphore = self._endpoints.get(origin)
+        if semaphore is None:
+            semaphore = asyncio.Semaphore(self.settings.webhook_per_endpoint)
+            self._endpoints[origin] = semaphore
+        return semaphore
+
+    async def send(self, item: Claimed) -> Result:
+        assert self._client is not None
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "X-Service-Signature": sign(item.secret, item.body),
+        }
+        try:
+            response = await outbound.post(
+                self._client,
+                item.url,
+                content=item.body,
+                headers=headers,
+                timeout=self.settings.webhook_timeout,
+                allow_private=self.settings.webhook_allow_private,
+            )
+        except outbound.RefusedTarget as exc:
+            return Result(None, f"refused: {exc}", None, final=True)
+        except httpx.TimeoutException:
+            return Result(None, f"timed out after {self.settings.webhook_timeout:g} s", None)
+        except httpx.HTTPError as exc:
+            return Result(None, f"connection failed: {type(exc).__name__}: {exc}"[:500], None)
+        error = None
+        if 300 <= response.status_code < 400:
+            error = f"redirect ({response.status_code}) not followed"
+        elif response.status_code >= 400:
+            error = f"receiver answered {response.status_code}"
+        return Result(response.status_code, error, response.headers.get("retry-after"))
+
+    async def deliver(self, item: Claimed) -> str:
+        """One attempt of one delivery; the delivery's state afterwards."""
+        await self.limiter.wait_for_slot(item.key, item.rate)
+        started = utcnow()
+        clock = time.monotonic()
+        async with self._endpoint(item.url):
+            result = await self.send(item)
+        duration_ms = int((time.monotonic() - clock) * 1000)
+        now = utcnow()
+        attempts = item.attempts + 1
+        first = item.first_attempt_at or started
+        outcome: str = "failed" if result.final else classify(result.status_code)
+        values: dict[str, Any] = {
+            "attempts": attempts,
+            "first_attempt_at": first,
+            "last_status_code": result.status_code,
+            "last_error": result.error,
+        }
+        if outcome == "retry":
+            when = self.policy.next_attempt(
+                attempts=attempts,
+                first_attempt_at=first,
+                now=now,
+                retry_after=parse_retry_after(result.retry_after, now),
+                rng=self.rng,
+            )
+            if when is None:
+                outcome = "failed"
+                values["last_error"] = f"{result.error}; gave up after {attempts} attempts"
+            else:
+                values["available_at"] = when
+                outcome = "pending"
+        if outcome != "pending":
+            values.update(state=outcome, completed_at=now, available_at=now)
+        async with self.db.unit_of_work() as session:
+            await repo.record_attempt(
+                session,
+                item.delivery_id,
+                number=attempts,
+                status_code=result.status_code,
+                duration_ms=duration_ms,
+                error=result.error,
+                attempted_at=started,
+                values=values,
+            )
+        return outcome

@@ -1,0 +1,201 @@
+"""Every query of the webhooks domain."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from dialscore.models import Client, Plan, WebhookAttempt, WebhookDelivery, WebhookSubscription
+from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED, TEST_EVENT
+
+
+def add_subscription(session: AsyncSession, subscription: WebhookSubscription) -> None:
+    session.add(subscription)
+
+
+async def subscription_of_user(
+    session: AsyncSession, subscription_id: str, user_id: str
+) -> WebhookSubscription | None:
+    return (
+        await session.scalars(
+            select(WebhookSubscription).where(
+                WebhookSubscription.id == subscription_id,
+                WebhookSubscription.user_id == user_id,
+            )
+        )
+    ).first()
+
+
+async def subscriptions_of_user(
+    session: AsyncSession, user_id: str
+) -> Sequence[WebhookSubscription]:
+    return (
+        await session.scalars(
+            select(WebhookSubscription)
+            .where(WebhookSubscription.user_id == user_id)
+            .order_by(WebhookSubscription.created_at, WebhookSubscription.id)
+        )
+    ).all()
+
+
+async def active_listeners(session: AsyncSession, user_id: str, event_type: str) -> list[str]:
+    """Ids of the user's active subscriptions that listen to ``event_type``."""
+    rows = await session.execute(
+        select(WebhookSubscription.id, WebhookSubscription.event_types).where(
+            WebhookSubscription.user_id == user_id, WebhookSubscription.status == "active"
+        )
+    )
+    return [sid for sid, types in rows.all() if event_type in types]
+
+
+async def delete_subscription(session: AsyncSession, subscription_id: str) -> None:
+    deliveries = select(WebhookDelivery.id).where(
+        WebhookDelivery.subscription_id == subscription_id
+    )
+    await session.execute(delete(WebhookAttempt).where(WebhookAttempt.delivery_id.in_(deliveries)))
+    await session.execute(
+        delete(WebhookDelivery).where(WebhookDelivery.subscription_id == subscription_id)
+    )
+    await session.execute(
+        delete(WebhookSubscription).where(WebhookSubscription.id == subscription_id)
+    )
+
+
+async def insert_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(WebhookDelivery), rows)
+
+
+async def deliveries_page(
+    session: AsyncSession, subscription_id: str, *, offset: int, limit: int
+) -> tuple[Sequence[WebhookDelivery], int, dict[str, list[WebhookAttempt]]]:
+    condition = WebhookDelivery.subscription_id == subscription_id
+    total = await session.scalar(select(func.count()).select_from(WebhookDelivery).where(condition))
+    deliveries = (
+        await session.scalars(
+            select(WebhookDelivery)
+            .where(condition)
+            .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id)
+            .offset(offset)
+            .limit(limit)
+        )
+    ).all()
+    attempts: dict[str, list[WebhookAttempt]] = {d.id: [] for d in deliveries}
+    if deliveries:
+        rows = await session.scalars(
+            select(WebhookAttempt)
+            .where(WebhookAttempt.delivery_id.in_(list(attempts)))
+            .order_by(WebhookAttempt.delivery_id, WebhookAttempt.number)
+        )
+        for attempt in rows.all():
+            attempts[attempt.delivery_id].append(attempt)
+    return deliveries, int(total or 0), attempts
+
+
+async def delivery_of(
+    session: AsyncSession, subscription_id: str, delivery_id: str
+) -> WebhookDelivery | None:
+    return (
+        await session.scalars(
+            select(WebhookDelivery).where(
+                WebhookDelivery.id == delivery_id,
+                WebhookDelivery.subscription_id == subscription_id,
+            )
+        )
+    ).first()
+
+
+async def attempts_of(session: AsyncSession, delivery_id: str) -> list[WebhookAttempt]:
+    rows = await session.scalars(
+        select(WebhookAttempt)
+        .where(WebhookAttempt.delivery_id == delivery_id)
+        .order_by(WebhookAttempt.number)
+    )
+    return list(rows.all())
+
+
+# -- the dispatcher's queries -------------------------------------------------------------------
+
+
+async def claim_due(
+    session: AsyncSession, *, now: datetime, lease_until: datetime, limit: int, skip_locked: bool
+) -> list[tuple[WebhookDelivery, WebhookSubscription, Plan, dict[str, Any]]]:
+    """Due deliveries of active subscriptions, leased until ``lease_until``.
+
+    A job.completed waits while contact events of its job to the same subscription are
+    still pending, so receivers get it after them."""
+    earlier = aliased(WebhookDelivery)
+    contact_events_pending = exists(
+        select(earlier.id).where(
+            earlier.job_id == WebhookDelivery.job_id,
+            earlier.subscription_id == WebhookDelivery.subscription_id,
+            earlier.event_type == CONTACT_SCORED,
+            earlier.state == "pending",
+        )
+    )
+    stmt = (
+        select(WebhookDelivery, WebhookSubscription, Plan, Client.overrides)
+        .join(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
+        .join(Client, Client.id == WebhookSubscription.client_id)
+        .join(Plan, Plan.name == Client.plan_name)
+        .where(
+            WebhookDelivery.state == "pending",
+            WebhookDelivery.available_at <= now,
+            or_(WebhookSubscription.status == "active", WebhookDelivery.event_type == TEST_EVENT),
+            ~and_(WebhookDelivery.event_type == JOB_COMPLETED, contact_events_pending),
+        )
+        .order_by(WebhookDelivery.available_at, WebhookDelivery.id)
+        .limit(limit)
+    )
+    if skip_locked:
+        stmt = stmt.with_for_update(skip_locked=True, of=WebhookDelivery)
+    rows = (await session.execute(stmt)).all()
+    for delivery, *_ in rows:
+        delivery.available_at = lease_until
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+async def release(session: AsyncSession, delivery_ids: list[str], *, at: datetime) -> None:
+    if delivery_ids:
+        await session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id.in_(delivery_ids), WebhookDelivery.state == "pending")
+            .values(available_at=at)
+        )
+
+
+async def record_attempt(
+    session: AsyncSession,
+    delivery_id: str,
+    *,
+    number: int,
+    status_code: int | None,
+    duration_ms: int,
+    error: str | None,
+    attempted_at: datetime,
+    values: dict[str, Any],
+) -> bool:
+    """Stores an attempt and the delivery's new state; False if the delivery is gone."""
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending")
+        .values(**values)
+    )
+    if not getattr(result, "rowcount", 0):
+        return False
+    session.add(
+        WebhookAttempt(
+            delivery_id=delivery_id,
+            number=number,
+            status_code=status_code,
+            duration_ms=duration_ms,
+            error=error,
+            attempted_at=attempted_at,
+        )
+    )
+    return True

@@ -1,0 +1,132 @@
+"""Webhook shapes: subscriptions, deliveries, the event envelope, and their documented models."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from dialscore.kit.clock import isoformat
+from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
+
+CONTACT_SCORED = "job.contact.scored"
+JOB_COMPLETED = "job.completed"
+TEST_EVENT = "webhook.test"
+EVENT_TYPES = (CONTACT_SCORED, JOB_COMPLETED)
+STATUSES = ("active", "inactive")
+API_VERSION = "v2"
+
+
+def present_subscription(
+    subscription: WebhookSubscription, *, secret: str | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": subscription.id,
+        "name": subscription.name,
+        "url": subscription.url,
+        "eventTypes": list(subscription.event_types),
+        "triggers": list(subscription.event_types),
+        "status": subscription.status,
+        "createdAt": isoformat(subscription.created_at),
+    }
+    if secret is not None:
+        out["secret"] = secret
+    return out
+
+
+def present_delivery(delivery: WebhookDelivery, attempts: list[WebhookAttempt]) -> dict[str, Any]:
+    return {
+        "id": delivery.id,
+        "eventType": delivery.event_type,
+        "state": delivery.state,
+        "attemptCount": delivery.attempts,
+        "nextAttemptAt": isoformat(delivery.available_at) if delivery.state == "pending" else None,
+        "lastStatusCode": delivery.last_status_code,
+        "lastError": delivery.last_error,
+        "createdAt": isoformat(delivery.created_at),
+        "completedAt": isoformat(delivery.completed_at),
+        "attempts": [
+            {
+                "attempt": a.number,
+                "statusCode": a.status_code,
+                "durationMs": a.duration_ms,
+                "error": a.error,
+                "attemptedAt": isoformat(a.attempted_at),
+            }
+            for a in attempts
+        ],
+    }
+
+
+def envelope_bytes(delivery: WebhookDelivery) -> bytes:
+    """The exact body of every attempt of a delivery: the same bytes, the same signature."""
+    envelope = {
+        "payload": delivery.payload,
+        "eventType": delivery.event_type,
+        "timestamp": delivery.timestamp_ms,
+        "apiVersion": API_VERSION,
+        "id": delivery.id,
+    }
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+# -- documented models ----------------------------------------------------------------------------
+
+
+class SubscriptionCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    url: str = Field(description="https URL of a public host")
+    eventTypes: list[str] | None = Field(
+        default=None, description="job.contact.scored and/or job.completed (or send 'events')"
+    )
+    events: list[str] | None = Field(default=None, description="Same as eventTypes")
+    status: str = Field(default="active", description="active or inactive")
+
+
+class SubscriptionOut(BaseModel):
+    id: str
+    name: str
+    url: str
+    eventTypes: list[str]
+    triggers: list[str]
+    status: str
+    createdAt: str
+    secret: str | None = Field(default=None, description="Only in the creation response")
+
+
+class SubscriptionResponse(BaseModel):
+    data: SubscriptionOut
+
+
+class SubscriptionList(BaseModel):
+    webhooks: list[SubscriptionOut]
+
+
+class SubscriptionListResponse(BaseModel):
+    data: SubscriptionList
+
+
+class AttemptOut(BaseModel):
+    attempt: int
+    statusCode: int | None
+    durationMs: int
+    error: str | None
+    attemptedAt: str
+
+
+class DeliveryOut(BaseModel):
+    id: str = Field(description="The envelope id, the same on every attempt")
+    eventType: str
+    state: str = Field(description="pending, delivered or failed")
+    attemptCount: int
+    nextAttemptAt: str | None
+    lastStatusCode: int | None
+    lastError: str | None
+    createdAt: str
+    completedAt: str | None
+    attempts: list[AttemptOut]
+
+
+class DeliveryResponse(BaseModel):
+    data: DeliveryOut
