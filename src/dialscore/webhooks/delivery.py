@@ -37,6 +37,7 @@ USER_AGENT = f"Service-Webhooks/{__version__}"
 # Seconds of sends at the owner's rate that one key may hold claimed at once, so one busy
 # user cannot fill every in-flight place while others wait.
 _BACKLOG_SECONDS = 5
+_RELEASE_DELAY = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,10 @@ class Dispatcher:
 
     async def claim(self, limit: int) -> list[Claimed]:
         now = utcnow()
+        # Look before taking the write lock, which on SQLite would stall writers every poll.
+        async with self.db.read() as session:
+            if not await repo.any_due(session, now=now):
+                return []
         claimed: list[Claimed] = []
         release: list[str] = []
         batch_keys: Counter[str] = Counter()
@@ -192,7 +197,8 @@ class Dispatcher:
                     )
                 )
             await session.flush()
-            await repo.release(session, release, at=now)
+            # Behind the deliveries of other keys, so one busy user does not block the rest.
+            await repo.release(session, release, at=now + _RELEASE_DELAY)
         return claimed
 
     # -- sending ----------------------------------------------------------------------------------

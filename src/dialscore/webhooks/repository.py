@@ -122,6 +122,15 @@ async def attempts_of(session: AsyncSession, delivery_id: str) -> list[WebhookAt
 # -- the dispatcher's queries -------------------------------------------------------------------
 
 
+async def any_due(session: AsyncSession, *, now: datetime) -> bool:
+    stmt = (
+        select(WebhookDelivery.id)
+        .where(WebhookDelivery.state == "pending", WebhookDelivery.available_at <= now)
+        .limit(1)
+    )
+    return (await session.scalar(stmt)) is not None
+
+
 async def claim_due(
     session: AsyncSession, *, now: datetime, lease_until: datetime, limit: int, skip_locked: bool
 ) -> list[tuple[WebhookDelivery, WebhookSubscription, Plan, dict[str, Any]]]:
