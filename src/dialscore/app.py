@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import structlog
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
@@ -51,6 +52,11 @@ def _health_router() -> APIRouter:
 def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     """The application; ``run_worker`` runs the worker threads and relay in this process."""
     configure_logging(settings.log_format, settings.log_level)
+    if settings.webhook_allow_private:
+        structlog.get_logger(__name__).warning(
+            "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may use http:// and private "
+            "addresses. Never use this in production."
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
