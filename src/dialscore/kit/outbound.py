@@ -32,11 +32,17 @@ _REFUSED_NETWORKS: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, st
         ("240.0.0.0/4", "a reserved address"),
         ("::/128", "an unspecified address"),
         ("::1/128", "a loopback address"),
+        ("::/96", "a deprecated IPv4-compatible address"),
+        ("64:ff9b:1::/48", "a local NAT64 address"),
         ("fc00::/7", "a private address (cloud metadata lives here)"),
         ("fe80::/10", "a link-local address"),
         ("ff00::/8", "a multicast address"),
     )
 )
+
+
+# Well-known NAT64 prefix: the last 32 bits are an IPv4 address reached through a gateway.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 class RefusedTarget(Exception):
@@ -51,6 +57,8 @@ def address_refusal(address: IPAddress) -> str | None:
             or address.sixtofour
             or (address.teredo[1] if address.teredo else None)
         )
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
         if embedded is not None:
             why = address_refusal(embedded)
             return f"an IPv6 address embedding {why}" if why else None

@@ -34,16 +34,19 @@ from dialscore.webhooks.service import secret_box
 log = structlog.get_logger(__name__)
 
 USER_AGENT = f"Service-Webhooks/{__version__}"
-# Seconds of sends at the owner's rate that one key may hold claimed at once, so one busy
-# user cannot fill every in-flight place while others wait.
-_BACKLOG_SECONDS = 5
-_RELEASE_DELAY = timedelta(seconds=1)
+# Claimed deliveries wait for nothing but their rate slot: one key holds at most a second of
+# sends at its rate, and one receiver at most its concurrency cap, so neither a busy user nor
+# a hung receiver can fill the in-flight places that others need.
+_BACKLOG_SECONDS = 1
+# How many due deliveries a claim looks at per free place, to find some under both caps.
+_CANDIDATES_PER_PLACE = 4
 
 
 @dataclass(frozen=True)
 class Claimed:
     delivery_id: str
     key: str
+    origin: str
     rate: float
     url: str
     secret: str
@@ -58,6 +61,14 @@ class Result:
     error: str | None
     retry_after: str | None
     final: bool = False
+
+
+def _origin(url: str) -> str:
+    try:
+        target = outbound.parse_target(url, allow_private=True)
+    except outbound.RefusedTarget:
+        return url
+    return f"{target.scheme}://{target.host}:{target.port}"
 
 
 def policy_from(settings: Settings) -> RetryPolicy:
@@ -84,7 +95,7 @@ class Dispatcher:
         self.rng = rng or random.Random()
         self._inflight: set[asyncio.Task[None]] = set()
         self._per_key: Counter[str] = Counter()
-        self._endpoints: dict[str, asyncio.Semaphore] = {}
+        self._per_origin: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -154,6 +165,7 @@ class Dispatcher:
         claimed = await self.claim(capacity)
         for item in claimed:
             self._per_key[item.key] += 1
+            self._per_origin[item.origin] += 1
             task = asyncio.get_running_loop().create_task(self._run_one(item))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
@@ -166,28 +178,37 @@ class Dispatcher:
             if not await repo.any_due(session, now=now):
                 return []
         claimed: list[Claimed] = []
-        release: list[str] = []
         batch_keys: Counter[str] = Counter()
+        batch_origins: Counter[str] = Counter()
         async with self.db.unit_of_work() as session:
-            rows = await repo.claim_due(
+            rows = await repo.due_candidates(
                 session,
                 now=now,
-                lease_until=now + self.lease,
-                limit=limit,
+                limit=max(200, limit * _CANDIDATES_PER_PLACE),
                 skip_locked=not self.db.is_sqlite,
             )
             for delivery, subscription, plan, overrides in rows:
+                if len(claimed) >= limit:
+                    break
                 rate = float(effective_plan(plan, overrides).webhook_rate)
                 key = f"{delivery.user_id}:{delivery.event_type}"
-                cap = max(1, int(rate * _BACKLOG_SECONDS))
-                if self._per_key[key] + batch_keys[key] >= cap:
-                    release.append(delivery.id)
+                origin = _origin(subscription.url)
+                key_cap = max(1, int(rate * _BACKLOG_SECONDS))
+                if (
+                    self._per_key[key] + batch_keys[key] >= key_cap
+                    or self._per_origin[origin] + batch_origins[origin]
+                    >= self.settings.webhook_per_endpoint
+                ):
+                    # Left due: taken once its key or receiver has room again.
                     continue
                 batch_keys[key] += 1
+                batch_origins[origin] += 1
+                delivery.available_at = now + self.lease
                 claimed.append(
                     Claimed(
                         delivery_id=delivery.id,
                         key=key,
+                        origin=origin,
                         rate=rate,
                         url=subscription.url,
                         secret=self.box.open(subscription.secret_ciphertext),
@@ -196,9 +217,6 @@ class Dispatcher:
                         first_attempt_at=delivery.first_attempt_at,
                     )
                 )
-            await session.flush()
-            # Behind the deliveries of other keys, so one busy user does not block the rest.
-            await repo.release(session, release, at=now + _RELEASE_DELAY)
         return claimed
 
     # -- sending ----------------------------------------------------------------------------------
@@ -211,22 +229,11 @@ class Dispatcher:
         except Exception:
             log.exception("webhook delivery failed unexpectedly", delivery=item.delivery_id)
         finally:
-            self._per_key[item.key] -= 1
-            if self._per_key[item.key] <= 0:
-                del self._per_key[item.key]
+            for counter, name in ((self._per_key, item.key), (self._per_origin, item.origin)):
+                counter[name] -= 1
+                if counter[name] <= 0:
+                    del counter[name]
             self.wake()
-
-    def _endpoint(self, url: str) -> asyncio.Semaphore:
-        try:
-            target = outbound.parse_target(url, allow_private=True)
-            origin = f"{target.scheme}://{target.host}:{target.port}"
-        except outbound.RefusedTarget:
-            origin = url
-        semaphore = self._endpoints.get(origin)
-        if semaphore is None:
-            semaphore = asyncio.Semaphore(self.settings.webhook_per_endpoint)
-            self._endpoints[origin] = semaphore
-        return semaphore
 
     async def send(self, item: Claimed) -> Result:
         assert self._client is not None
@@ -262,8 +269,7 @@ class Dispatcher:
         await self.limiter.wait_for_slot(item.key, item.rate)
         started = utcnow()
         clock = time.monotonic()
-        async with self._endpoint(item.url):
-            result = await self.send(item)
+        result = await self.send(item)
         duration_ms = int((time.monotonic() - clock) * 1000)
         now = utcnow()
         attempts = item.attempts + 1

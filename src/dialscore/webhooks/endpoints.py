@@ -18,6 +18,7 @@ from dialscore.webhooks import service
 from dialscore.webhooks.schemas import (
     DeliveryResponse,
     SubscriptionCreate,
+    SubscriptionCreatedResponse,
     SubscriptionListResponse,
     SubscriptionResponse,
     present_delivery,
@@ -40,7 +41,7 @@ DOCUMENTED_MODELS = [SubscriptionCreate]
 @router.post(
     "",
     status_code=201,
-    response_model=SubscriptionResponse,
+    response_model=SubscriptionCreatedResponse,
     openapi_extra=_BODY_DOC,
     summary="Create a subscription; its secret is shown only in this response",
 )

@@ -131,10 +131,11 @@ async def any_due(session: AsyncSession, *, now: datetime) -> bool:
     return (await session.scalar(stmt)) is not None
 
 
-async def claim_due(
-    session: AsyncSession, *, now: datetime, lease_until: datetime, limit: int, skip_locked: bool
+async def due_candidates(
+    session: AsyncSession, *, now: datetime, limit: int, skip_locked: bool
 ) -> list[tuple[WebhookDelivery, WebhookSubscription, Plan, dict[str, Any]]]:
-    """Due deliveries of active subscriptions, leased until ``lease_until``.
+    """Due deliveries of active subscriptions, oldest first, locked for this transaction;
+    the caller leases the ones it takes by moving their ``available_at``.
 
     A job.completed waits while contact events of its job to the same subscription are
     still pending, so receivers get it after them."""
@@ -164,18 +165,7 @@ async def claim_due(
     if skip_locked:
         stmt = stmt.with_for_update(skip_locked=True, of=WebhookDelivery)
     rows = (await session.execute(stmt)).all()
-    for delivery, *_ in rows:
-        delivery.available_at = lease_until
     return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-
-async def release(session: AsyncSession, delivery_ids: list[str], *, at: datetime) -> None:
-    if delivery_ids:
-        await session.execute(
-            update(WebhookDelivery)
-            .where(WebhookDelivery.id.in_(delivery_ids), WebhookDelivery.state == "pending")
-            .values(available_at=at)
-        )
 
 
 async def record_attempt(

@@ -92,11 +92,18 @@ class SubscriptionOut(BaseModel):
     triggers: list[str]
     status: str
     createdAt: str
-    secret: str | None = Field(default=None, description="Only in the creation response")
+
+
+class SubscriptionCreated(SubscriptionOut):
+    secret: str = Field(description="The signing secret; shown only in this response")
 
 
 class SubscriptionResponse(BaseModel):
     data: SubscriptionOut
+
+
+class SubscriptionCreatedResponse(BaseModel):
+    data: SubscriptionCreated
 
 
 class SubscriptionList(BaseModel):
