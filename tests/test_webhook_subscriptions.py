@@ -954,3 +954,29 @@ async def test_free_plan_key_answers_403(api: httpx.AsyncClient, db: Database) -
             .where(WebhookSubscription.user_id == free.user_id)
         )
     assert count == 0
+
+
+async def test_delivery_of_a_secret_sealed_under_another_key_fails_alone(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    """A subscription whose secret the server can no longer open does not stall the rest."""
+    with running_receiver() as receiver:
+        broken = await create(api, tenant, receiver.url)
+        healthy = await create(api, tenant, receiver.url)
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(WebhookSubscription)
+                .where(WebhookSubscription.id == broken["id"])
+                .values(secret_ciphertext=secret_box("another-server-secret").seal("whsec_x"))
+            )
+        for subscription in (broken, healthy):
+            response = await api.post(
+                f"{V2}/webhooks/{subscription['id']}/test", headers=tenant.headers
+            )
+            assert response.status_code == 202
+        await settle(app)
+        log = await api.get(f"{V2}/webhooks/{broken['id']}/deliveries", headers=tenant.headers)
+    deliveries = log.json()["data"]["deliveries"]
+    assert [d["state"] for d in deliveries] == ["failed"]
+    assert "SECRET_KEY" in deliveries[0]["lastError"]
+    assert [r.json()["payload"]["subscriptionId"] for r in receiver.received] == [healthy["id"]]

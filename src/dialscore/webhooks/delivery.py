@@ -201,6 +201,14 @@ class Dispatcher:
                 ):
                     # Left due: taken once its key or receiver has room again.
                     continue
+                try:
+                    secret = self.box.open(subscription.secret_ciphertext)
+                except ValueError:
+                    # Not deliverable by anyone: fail it alone rather than every claim.
+                    delivery.state = "failed"
+                    delivery.completed_at = now
+                    delivery.last_error = "cannot sign: DIALSCORE_SECRET_KEY has changed"
+                    continue
                 batch_keys[key] += 1
                 batch_origins[origin] += 1
                 delivery.available_at = now + self.lease
@@ -211,7 +219,7 @@ class Dispatcher:
                         origin=origin,
                         rate=rate,
                         url=subscription.url,
-                        secret=self.box.open(subscription.secret_ciphertext),
+                        secret=secret,
                         body=envelope_bytes(delivery),
                         attempts=delivery.attempts,
                         first_attempt_at=delivery.first_attempt_at,
