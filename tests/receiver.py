@@ -46,7 +46,7 @@ class Receiver:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/hook"
+        return f"http://{host!s}:{port}/hook"
 
     def events(self, event_type: str | None = None) -> list[Any]:
         with self._lock:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -123,12 +123,14 @@ async def process_job(
     outbox_id: int,
     settings: ProcessingSettings,
     sources: Sequence[EnrichmentSource] = (),
+    on_events: Callable[[], None] | None = None,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
 
     Safe to run again after a crash or a redelivered message: the job lease keeps a second
     worker out, each batch commits its contacts with the job's progress, and the terminal
-    transition is conditional. Returns the terminal status set by this call, if any."""
+    transition is conditional. ``on_events`` is called after a commit that wrote webhook
+    events. Returns the terminal status set by this call, if any."""
     now = utcnow()
     async with db.unit_of_work() as session:
         if not await repo.claim(session, job_id, now=now, until=now + settings.job_lease):
@@ -150,7 +152,7 @@ async def process_job(
             results = [await _process_contact(job, contact, sources) for contact in batch]
             await repo.save_contact_results(session, results)
             scored = _apply(batch, results)
-            await webhooks.emit(
+            emitted = await webhooks.emit(
                 session,
                 user_id=job.user_id,
                 event_type=CONTACT_SCORED,
@@ -170,6 +172,8 @@ async def process_job(
                 lease_until=now + settings.job_lease,
             )
             await outbox.extend_lease(session, outbox_id, now + settings.outbox_lease)
+        if emitted and on_events is not None:
+            on_events()
 
     async with db.unit_of_work() as session:
         job = await repo.get_job(session, job_id)
@@ -197,4 +201,6 @@ async def process_job(
                 job_id=job.id,
             )
         await outbox.finish(session, outbox_id)
+    if finalized and on_events is not None:
+        on_events()
     return status if finalized else None

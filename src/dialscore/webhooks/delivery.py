@@ -177,22 +177,28 @@ class Dispatcher:
         async with self.db.read() as session:
             if not await repo.any_due(session, now=now):
                 return []
-        claimed: list[Claimed] = []
+        chosen: dict[str, tuple[str, str, float]] = {}
         batch_keys: Counter[str] = Counter()
         batch_origins: Counter[str] = Counter()
+        rates: dict[tuple[str, str], float] = {}
+        claimed: list[Claimed] = []
         async with self.db.unit_of_work() as session:
-            rows = await repo.due_candidates(
+            candidates = await repo.due_candidates(
                 session,
                 now=now,
-                limit=max(200, limit * _CANDIDATES_PER_PLACE),
+                limit=min(200, max(32, limit * _CANDIDATES_PER_PLACE)),
                 skip_locked=not self.db.is_sqlite,
             )
-            for delivery, subscription, plan, overrides in rows:
-                if len(claimed) >= limit:
+            for candidate in candidates:
+                if len(chosen) >= limit:
                     break
-                rate = float(effective_plan(plan, overrides).webhook_rate)
-                key = f"{delivery.user_id}:{delivery.event_type}"
-                origin = _origin(subscription.url)
+                rate_key = (candidate.plan.name, repr(sorted(candidate.overrides.items())))
+                rate = rates.get(rate_key)
+                if rate is None:
+                    plan = effective_plan(candidate.plan, candidate.overrides)
+                    rate = rates[rate_key] = float(plan.webhook_rate)
+                key = f"{candidate.user_id}:{candidate.event_type}"
+                origin = _origin(candidate.url)
                 key_cap = max(1, int(rate * _BACKLOG_SECONDS))
                 if (
                     self._per_key[key] + batch_keys[key] >= key_cap
@@ -201,24 +207,31 @@ class Dispatcher:
                 ):
                     # Left due: taken once its key or receiver has room again.
                     continue
-                try:
-                    secret = self.box.open(subscription.secret_ciphertext)
-                except ValueError:
-                    # Not deliverable by anyone: fail it alone rather than every claim.
-                    delivery.state = "failed"
-                    delivery.completed_at = now
-                    delivery.last_error = "cannot sign: DIALSCORE_SECRET_KEY has changed"
-                    continue
                 batch_keys[key] += 1
                 batch_origins[origin] += 1
-                delivery.available_at = now + self.lease
+                chosen[candidate.delivery_id] = (key, origin, rate)
+            leased = await repo.lease(session, list(chosen), until=now + self.lease)
+            urls = {c.delivery_id: c.url for c in candidates if c.delivery_id in chosen}
+            for delivery, sealed in leased:
+                key, origin, rate = chosen[delivery.id]
+                try:
+                    secret = self.box.open(sealed)
+                except ValueError:
+                    # Not deliverable by anyone: fail it alone rather than every claim.
+                    await repo.fail_undeliverable(
+                        session,
+                        delivery.id,
+                        error="cannot sign: DIALSCORE_SECRET_KEY has changed",
+                        now=now,
+                    )
+                    continue
                 claimed.append(
                     Claimed(
                         delivery_id=delivery.id,
                         key=key,
                         origin=origin,
                         rate=rate,
-                        url=subscription.url,
+                        url=urls[delivery.id],
                         secret=secret,
                         body=envelope_bytes(delivery),
                         attempts=delivery.attempts,

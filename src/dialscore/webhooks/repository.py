@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -131,11 +132,21 @@ async def any_due(session: AsyncSession, *, now: datetime) -> bool:
     return (await session.scalar(stmt)) is not None
 
 
+@dataclass(frozen=True)
+class Candidate:
+    delivery_id: str
+    user_id: str
+    event_type: str
+    url: str
+    plan: Plan
+    overrides: dict[str, Any]
+
+
 async def due_candidates(
     session: AsyncSession, *, now: datetime, limit: int, skip_locked: bool
-) -> list[tuple[WebhookDelivery, WebhookSubscription, Plan, dict[str, Any]]]:
+) -> list[Candidate]:
     """Due deliveries of active subscriptions, oldest first, locked for this transaction;
-    the caller leases the ones it takes by moving their ``available_at``.
+    only what choosing among them needs (no payloads).
 
     A job.completed waits while contact events of its job to the same subscription are
     still pending, so receivers get it after them."""
@@ -149,7 +160,14 @@ async def due_candidates(
         )
     )
     stmt = (
-        select(WebhookDelivery, WebhookSubscription, Plan, Client.overrides)
+        select(
+            WebhookDelivery.id,
+            WebhookDelivery.user_id,
+            WebhookDelivery.event_type,
+            WebhookSubscription.url,
+            Plan,
+            Client.overrides,
+        )
         .join(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
         .join(Client, Client.id == WebhookSubscription.client_id)
         .join(Plan, Plan.name == Client.plan_name)
@@ -164,8 +182,36 @@ async def due_candidates(
     )
     if skip_locked:
         stmt = stmt.with_for_update(skip_locked=True, of=WebhookDelivery)
-    rows = (await session.execute(stmt)).all()
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+    return [Candidate(*row) for row in (await session.execute(stmt)).all()]
+
+
+async def lease(
+    session: AsyncSession, delivery_ids: list[str], *, until: datetime
+) -> list[tuple[WebhookDelivery, str]]:
+    """Leases the chosen deliveries; each with its subscription's sealed secret."""
+    if not delivery_ids:
+        return []
+    await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(delivery_ids))
+        .values(available_at=until)
+    )
+    rows = await session.execute(
+        select(WebhookDelivery, WebhookSubscription.secret_ciphertext)
+        .join(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
+        .where(WebhookDelivery.id.in_(delivery_ids))
+    )
+    return [(row[0], row[1]) for row in rows.all()]
+
+
+async def fail_undeliverable(
+    session: AsyncSession, delivery_id: str, *, error: str, now: datetime
+) -> None:
+    await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id)
+        .values(state="failed", completed_at=now, last_error=error)
+    )
 
 
 async def record_attempt(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,15 @@ class TaskContext:
     settings: Settings
     db: Database
 
+    def wake(self, name: str) -> None:
+        """Asks a background loop of this process (such as the dispatcher) to look now."""
+        waker = _wakers.get(name)
+        if waker is not None:
+            waker()
+
 
 _context: TaskContext | None = None
+_wakers: dict[str, Callable[[], None]] = {}
 
 
 def task_context() -> TaskContext:
@@ -128,8 +136,10 @@ class BackgroundWorker:
                 log.info("republishing unfinished outbox messages", count=released)
         self.relay.start()
         self.dispatcher.start()
+        _wakers["dispatcher"] = self.dispatcher.wake
 
     async def stop(self) -> None:
+        _wakers.pop("dispatcher", None)
         await self.relay.stop()
         await self.dispatcher.stop()
         if self._redis is not None:
