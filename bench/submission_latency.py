@@ -17,45 +17,24 @@ stopped and the data directory removed at the end (``--keep-data`` keeps it).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import phonenumbers
 
+from embedded import BenchError, Deadline, cli, free_port, running_server, server_env
+
 V2 = "/api/public/v2"
 TERMINAL = ("Finalized", "Not Enriched")
 US_AREA_CODES = (212, 206, 312, 415, 512, 617, 646, 702, 718, 805)
-
-
-class BenchError(Exception):
-    pass
-
-
-class Deadline:
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.end - time.monotonic()
-
-    def check(self, what: str) -> None:
-        if self.left() <= 0:
-            raise BenchError(f"timed out after {self.seconds:.0f} s while {what}")
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -121,88 +100,10 @@ def make_contacts(rng: random.Random, count: int, start: int) -> list[dict[str, 
 # -- server -----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def server_env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIALSCORE_")}
-    env.update(
-        DIALSCORE_DATA_DIR=str(data_dir),
-        DIALSCORE_LOG_LEVEL="WARNING",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
-
-
 def create_client(env: dict[str, str], cwd: Path, deadline: Deadline) -> str:
-    command = [
-        sys.executable,
-        "-m",
-        "dialscore",
-        "admin",
-        "create-client",
-        "--name",
-        "Bench",
-        "--plan",
-        "enterprise",
-        "--credits",
-        "1000000",
-    ]
-    done = subprocess.run(
-        command,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=max(1.0, min(120.0, deadline.left())),
-        check=False,
-    )
-    if done.returncode != 0:
-        raise BenchError(f"create-client failed: {done.stderr.strip() or done.stdout.strip()}")
-    api_key: str = json.loads(done.stdout.strip().splitlines()[-1])["apiKey"]
+    command = ["admin", "create-client", "--name", "Bench", "--plan", "enterprise"]
+    api_key: str = cli([*command, "--credits", "1000000"], env, cwd, deadline)["apiKey"]
     return api_key
-
-
-@contextmanager
-def running_server(
-    env: dict[str, str], cwd: Path, port: int, deadline: Deadline
-) -> Iterator[subprocess.Popen[bytes]]:
-    log = (cwd / "server.log").open("wb")
-    command = [sys.executable, "-m", "dialscore", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port)]
-    process = subprocess.Popen(
-        command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        wait_until_up(process, port, deadline)
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-        log.close()
-
-
-def wait_until_up(process: subprocess.Popen[bytes], port: int, deadline: Deadline) -> None:
-    limit = time.monotonic() + min(60.0, deadline.left())
-    while time.monotonic() < limit:
-        if process.poll() is not None:
-            raise BenchError(f"the server exited with code {process.returncode}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise BenchError("the server did not answer /healthz within 60 s")
 
 
 # -- requests ---------------------------------------------------------------------------------

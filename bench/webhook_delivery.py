@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,26 +36,11 @@ from typing import Any
 
 import httpx
 
+from embedded import BenchError, Deadline, cli, free_port, running_server, server_env
+
 V2 = "/api/public/v2"
 CONTACT_SCORED = "job.contact.scored"
 JOB_COMPLETED = "job.completed"
-
-
-class BenchError(Exception):
-    pass
-
-
-class Deadline:
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.end - time.monotonic()
-
-    def check(self, what: str) -> None:
-        if self.left() <= 0:
-            raise BenchError(f"timed out after {self.seconds:.0f} s while {what}")
 
 
 # -- receiver ---------------------------------------------------------------------------------
@@ -147,41 +129,6 @@ def running_receiver() -> Iterator[Receiver]:
 # -- server -----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def server_env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIALSCORE_")}
-    env.update(
-        DIALSCORE_DATA_DIR=str(data_dir),
-        DIALSCORE_LOG_LEVEL="WARNING",
-        DIALSCORE_WEBHOOK_ALLOW_PRIVATE="true",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
-
-
-def cli(args: list[str], env: dict[str, str], cwd: Path, deadline: Deadline) -> dict[str, Any]:
-    """Runs ``dialscore <args>`` to completion (bounded); its JSON output."""
-    done = subprocess.run(
-        [sys.executable, "-m", "dialscore", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=max(1.0, min(120.0, deadline.left())),
-        check=False,
-    )
-    if done.returncode != 0:
-        raise BenchError(f"{args[:2]} failed: {done.stderr.strip() or done.stdout.strip()}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 def create_client(env: dict[str, str], cwd: Path, rate: int, deadline: Deadline) -> str:
     """An enterprise client with a webhook rate of ``rate`` per second; its API key."""
     command = ["admin", "create-client", "--name", "Bench", "--plan", "enterprise"]
@@ -196,44 +143,6 @@ def create_client(env: dict[str, str], cwd: Path, rate: int, deadline: Deadline)
         raise BenchError(f"set-limits did not apply the webhook rate: {limits}")
     api_key: str = created["apiKey"]
     return api_key
-
-
-@contextmanager
-def running_server(
-    env: dict[str, str], cwd: Path, port: int, deadline: Deadline
-) -> Iterator[subprocess.Popen[bytes]]:
-    log = (cwd / "server.log").open("wb")
-    command = [sys.executable, "-m", "dialscore", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port)]
-    process = subprocess.Popen(
-        command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        wait_until_up(process, port, deadline)
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
-        log.close()
-
-
-def wait_until_up(process: subprocess.Popen[bytes], port: int, deadline: Deadline) -> None:
-    limit = time.monotonic() + min(60.0, deadline.left())
-    while time.monotonic() < limit:
-        if process.poll() is not None:
-            raise BenchError(f"the server exited with code {process.returncode}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise BenchError("the server did not answer /healthz within 60 s")
 
 
 # -- runs -------------------------------------------------------------------------------------
@@ -305,7 +214,7 @@ def run(args: argparse.Namespace) -> None:
     deadline = Deadline(args.timeout)
     data_dir = Path(tempfile.mkdtemp(prefix="dialscore-bench-"))
     try:
-        env = server_env(data_dir)
+        env = server_env(data_dir, WEBHOOK_ALLOW_PRIVATE="true")
         api_key = create_client(env, data_dir, args.rate, deadline)
         port = free_port()
         with running_server(env, data_dir, port, deadline), running_receiver() as receiver:

@@ -63,37 +63,12 @@ ENVELOPE_KEYS = {"payload", "eventType", "timestamp", "apiVersion", "id"}
 
 
 @pytest.fixture
-def private_settings(settings: Settings) -> Settings:
-    """Receivers on 127.0.0.1 allowed; a failed attempt is retried 0.2 s later."""
+def settings(settings: Settings) -> Settings:
+    """The conftest settings (and so its app, db, api and tenant) with receivers on 127.0.0.1
+    allowed and a failed attempt retried 0.2 s later."""
     return settings.model_copy(
         update={"webhook_allow_private": True, "webhook_retry_schedule": "0.2,0.2,0.2"}
     )
-
-
-@pytest.fixture
-async def app(private_settings: Settings) -> AsyncIterator[FastAPI]:
-    """Overrides the conftest app (and so db, api, tenant) with private targets allowed."""
-    application = create_app(private_settings, run_worker=True)
-    async with application.router.lifespan_context(application):
-        yield application
-        await settle(application)
-
-
-@pytest.fixture
-def db(app: FastAPI) -> Database:
-    return state_of(app).db
-
-
-@pytest.fixture
-async def api(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        yield client
-
-
-@pytest.fixture
-async def tenant(db: Database) -> Tenant:
-    return await make_tenant(db, SECRET)
 
 
 @pytest.fixture

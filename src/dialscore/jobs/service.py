@@ -14,9 +14,9 @@ from dialscore.accounts.schemas import Principal
 from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource, run_waterfall
 from dialscore.jobs import repository as repo
 from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES, present_contact
-from dialscore.kit.clock import canonical_uuid, isoformat, utcnow
+from dialscore.kit.clock import isoformat, require_uuid, utcnow
 from dialscore.kit.db import Database
-from dialscore.kit.errors import BadRequest, NotFound
+from dialscore.kit.errors import NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.scoring.engine import score_contact
@@ -29,10 +29,7 @@ PROCESS_JOB = "process_job"
 
 async def job_of(session: AsyncSession, principal: Principal, job_id: str) -> Job:
     """The principal's own job; 400 for a malformed id, 404 for anyone else's (D1)."""
-    canonical = canonical_uuid(job_id)
-    if canonical is None:
-        raise BadRequest("jobId must be a UUID")
-    job = await repo.get_job_of_user(session, canonical, principal.user_id)
+    job = await repo.get_job_of_user(session, require_uuid(job_id, "jobId"), principal.user_id)
     if job is None:
         raise NotFound("job not found")
     return job

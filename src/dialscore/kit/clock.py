@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+from dialscore.kit.errors import BadRequest
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -26,3 +28,11 @@ def isoformat(value: datetime | None) -> str | None:
     if value is None:
         return None
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def require_uuid(value: str, name: str) -> str:
+    """The canonical form of an id from a path; 400 when it is not a UUID."""
+    canonical = canonical_uuid(value)
+    if canonical is None:
+        raise BadRequest(f"{name} must be a UUID")
+    return canonical

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts.schemas import Principal
-from dialscore.kit.clock import canonical_uuid, new_id, utcnow
+from dialscore.kit.clock import new_id, require_uuid, utcnow
 from dialscore.kit.crypto import SecretBox
 from dialscore.kit.errors import BadRequest, NotFound
 from dialscore.kit.outbound import RefusedTarget, check_url
@@ -93,10 +93,9 @@ async def create_subscription(
 async def subscription_of(
     session: AsyncSession, principal: Principal, subscription_id: str
 ) -> WebhookSubscription:
-    canonical = canonical_uuid(subscription_id)
-    if canonical is None:
-        raise BadRequest("id must be a UUID")
-    subscription = await repo.subscription_of_user(session, canonical, principal.user_id)
+    subscription = await repo.subscription_of_user(
+        session, require_uuid(subscription_id, "id"), principal.user_id
+    )
     if subscription is None:
         raise NotFound("webhook not found")
     return subscription
@@ -206,10 +205,9 @@ async def retry_delivery(
 ) -> WebhookDelivery:
     """Sends a delivery again now, with the same envelope id, whatever its state."""
     subscription = await subscription_of(session, principal, subscription_id)
-    canonical = canonical_uuid(delivery_id)
-    if canonical is None:
-        raise BadRequest("deliveryId must be a UUID")
-    delivery = await repo.delivery_of(session, subscription.id, canonical)
+    delivery = await repo.delivery_of(
+        session, subscription.id, require_uuid(delivery_id, "deliveryId")
+    )
     if delivery is None:
         raise NotFound("delivery not found")
     now = utcnow()
