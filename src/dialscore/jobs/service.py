@@ -153,10 +153,10 @@ async def process_job(
                 session,
                 user_id=job.user_id,
                 event_type=CONTACT_SCORED,
-                payloads=[
+                payloads=(
                     {"contact": present_contact(c), "job": {"id": job.id, "type": job.job_type}}
                     for c in scored
-                ],
+                ),
                 job_id=job.id,
             )
             now = utcnow()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -156,14 +156,16 @@ async def emit(
     *,
     user_id: str,
     event_type: str,
-    payloads: Sequence[dict[str, Any]],
+    payloads: Iterable[dict[str, Any]],
     job_id: str | None,
 ) -> int:
     """Writes one delivery per payload and active subscription of the user listening to the
-    event, in the caller's transaction (the state change that caused the events)."""
-    if not payloads:
-        return 0
+    event, in the caller's transaction (the state change that caused the events).
+
+    ``payloads`` is consumed only when someone listens, so a generator costs nothing then."""
     listeners = await repo.active_listeners(session, user_id, event_type)
+    if not listeners:
+        return 0
     now = utcnow()
     rows = [
         delivery_row(
