@@ -68,8 +68,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
             from dialscore.worker.runtime import BackgroundWorker
 
             background = BackgroundWorker(settings, db)
-            state.relay = background.relay
-            state.wakers["dispatcher"] = background.dispatcher.wake
+            state.wakers = background.wakers
             state.extras["worker"] = background
             await background.start()
         try:

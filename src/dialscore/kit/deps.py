@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,21 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 
-if TYPE_CHECKING:
-    from dialscore.worker.relay import Relay
-
 
 @dataclass
 class AppState:
     settings: Settings
     db: Database
-    relay: Relay | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    # Background loops running in this process ("relay", "dispatcher"), by name.
     wakers: dict[str, Callable[[], None]] = field(default_factory=dict)
-
-    def wake_relay(self) -> None:
-        if self.relay is not None:
-            self.relay.wake()
 
     def wake(self, name: str) -> None:
         """Asks an in-process background loop to look now (no-op when it runs elsewhere)."""

@@ -84,7 +84,7 @@ async def _submit(
             raise
         response, replayed = stored, True
     if not replayed and response["data"]["jobId"] is not None:
-        state.wake_relay()
+        state.wake("relay")
     headers = {"Idempotent-Replayed": "true"} if replayed else None
     return JSONResponse(response, headers=headers)
 

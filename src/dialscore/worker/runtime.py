@@ -122,6 +122,10 @@ class BackgroundWorker:
         else:
             limiter = MemoryRateLimiter()
         self.dispatcher = Dispatcher(db, settings, limiter)
+        self.wakers: dict[str, Callable[[], None]] = {
+            "relay": self.relay.wake,
+            "dispatcher": self.dispatcher.wake,
+        }
 
     def _publish(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         for actor_name, kwargs in batch:
@@ -136,10 +140,10 @@ class BackgroundWorker:
                 log.info("republishing unfinished outbox messages", count=released)
         self.relay.start()
         self.dispatcher.start()
-        _wakers["dispatcher"] = self.dispatcher.wake
+        _wakers.update(self.wakers)
 
     async def stop(self) -> None:
-        _wakers.pop("dispatcher", None)
+        _wakers.clear()
         await self.relay.stop()
         await self.dispatcher.stop()
         if self._redis is not None:
