@@ -61,14 +61,15 @@ def decide(counts: dict[TierName, int], limits: dict[TierName, int], now_ms: int
     Allowed when no tier is over its limit. When one is, the blocking tier is the most
     restrictive exceeded one: the one whose window ends last, so waiting for it clears all."""
     states = []
-    exceeded: list[tuple[int, TierName]] = []
-    for tier in TIERS:
+    exceeded: list[tuple[int, int, TierName]] = []
+    for index, tier in enumerate(TIERS):
         count, limit = counts[tier.name], limits[tier.name]
         reset = tier.reset(now_ms)
         states.append(TierState(tier.name, limit, max(0, limit - count), reset))
         if count > limit:
-            exceeded.append((reset, tier.name))
+            # On a tie (a second ending with its minute) the longer tier is named.
+            exceeded.append((reset, index, tier.name))
     if not exceeded:
         return Decision(True, tuple(states), None, 0.0)
-    reset, name = max(exceeded)
+    reset, _, name = max(exceeded)
     return Decision(False, tuple(states), name, max(0, reset * 1000 - now_ms) / 1000)
