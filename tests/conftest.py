@@ -17,7 +17,7 @@ from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
-from tests.support import Tenant, make_tenant, settle, state_of
+from tests.support import ROOMY_TIERS, Tenant, make_tenant, plan_tiers, settle, state_of
 
 PG_ADMIN_URL = os.environ.get(
     "DIALSCORE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -95,9 +95,12 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     application = create_app(settings, run_worker=True)
     async with application.router.lifespan_context(application):
-        yield application
-        # Every test's work must finish: settle() fails when the outbox does not empty.
-        await settle(application)
+        # Unauthenticated requests count per address with the free plan's tiers (D25), and
+        # every test calls from one address: roomy tiers unless a test sets its own.
+        async with plan_tiers(state_of(application).db, "free", ROOMY_TIERS):
+            yield application
+            # Every test's work must finish: settle() fails when the outbox does not empty.
+            await settle(application)
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -15,7 +17,7 @@ from dialscore.accounts import service as accounts
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState
-from dialscore.models import CreditLedgerEntry, Job, OutboxMessage, WebhookDelivery
+from dialscore.models import CreditLedgerEntry, Job, OutboxMessage, Plan, WebhookDelivery
 
 V2 = "/api/public/v2"
 
@@ -45,9 +47,36 @@ class Tenant:
         return {"Authorization": f"Bearer {self.api_key}"}
 
 
+@asynccontextmanager
+async def plan_tiers(db: Database, plan: str, tiers: dict[str, int | None]) -> AsyncIterator[None]:
+    """Sets a plan's rate tiers for a while, then puts the old ones back."""
+    async with db.unit_of_work() as session:
+        row = await session.get(Plan, plan)
+        assert row is not None
+        saved = {name: getattr(row, name) for name in tiers}
+        for name, value in tiers.items():
+            setattr(row, name, value)
+    try:
+        yield
+    finally:
+        async with db.unit_of_work() as session:
+            row = await session.get(Plan, plan)
+            assert row is not None
+            for name, value in saved.items():
+                setattr(row, name, value)
+
+
 def state_of(app: FastAPI) -> AppState:
     state: AppState = app.state.dialscore
     return state
+
+
+# Request rate tiers that tests not about rate limits never reach.
+ROOMY_TIERS: dict[str, int | None] = {
+    "per_second": 1_000_000,
+    "per_minute": 10_000_000,
+    "per_day": 100_000_000,
+}
 
 
 async def make_tenant(
@@ -57,11 +86,15 @@ async def make_tenant(
     plan: str = "team",
     credits: Decimal | int = 1000,
     name: str = "Acme",
+    tiers: dict[str, int | None] | None = ROOMY_TIERS,
 ) -> Tenant:
+    """A client with one admin user and a key; ``tiers=None`` keeps the plan's rate tiers."""
     async with db.unit_of_work() as session:
         client, user = await accounts.create_client(
             session, name=name, plan=plan, credits=Decimal(credits), admin_email=None
         )
+        if tiers:
+            await accounts.set_overrides(session, client_id=client.id, values=tiers)
         key = await accounts.create_key(session, user_id=user.id, secret=secret)
     return Tenant(client.id, user.id, key.api_key, key.key_id)
 

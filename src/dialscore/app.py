@@ -22,6 +22,9 @@ from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState, StateDep
 from dialscore.kit.errors import install_error_handlers
 from dialscore.kit.logging import configure_logging
+from dialscore.ratelimit.endpoints import router as quota_router
+from dialscore.ratelimit.middleware import RateLimitMiddleware
+from dialscore.ratelimit.service import RequestLimiter
 from dialscore.submissions.endpoints import DOCUMENTED_MODELS as SUBMISSION_MODELS
 from dialscore.submissions.endpoints import router as submissions_router
 from dialscore.webhooks.endpoints import DOCUMENTED_MODELS as WEBHOOK_MODELS
@@ -58,6 +61,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
             "addresses. Never use this in production."
         )
 
+    limiter = RequestLimiter(settings) if settings.rate_limit_enabled else None
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = Database(settings.resolved_database_url)
@@ -76,6 +81,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         finally:
             if background is not None:
                 await background.stop()
+            if limiter is not None:
+                await limiter.close()
             await db.dispose()
 
     app = FastAPI(
@@ -92,6 +99,9 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     v2.include_router(account_router)
     v2.include_router(webhooks_router)
     app.include_router(v2)
+    app.include_router(quota_router)
+    if limiter is not None:
+        app.add_middleware(RateLimitMiddleware, limiter=limiter)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

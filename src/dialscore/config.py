@@ -50,6 +50,13 @@ class Settings(BaseSettings):
     webhook_lease_seconds: float = Field(default=120.0, gt=0)
     webhook_poll_seconds: float = Field(default=0.5, gt=0)
 
+    # Request rate limits (D25, D26): counted in memory, or in Redis when redis_url is set.
+    rate_limit_enabled: bool = True
+    # When Redis cannot be reached: "fail-open" serves requests under this process's own
+    # counters; "fail-closed" answers 503. Either way the outage is logged.
+    rate_limit_failure_mode: Literal["fail-open", "fail-closed"] = "fail-open"
+    rate_limit_redis_timeout: float = Field(default=0.25, gt=0)
+
     max_body_bytes: int = 10 * 1024 * 1024
     idempotency_ttl_hours: int = 24
 

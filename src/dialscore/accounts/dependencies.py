@@ -13,9 +13,13 @@ from dialscore.kit.deps import get_state
 
 
 async def authenticated(request: Request) -> Principal:
+    # The rate limiter in front of /api has already authenticated the request.
     cached: Principal | None = getattr(request.state, "principal", None)
     if cached is not None:
         return cached
+    failure: Exception | None = getattr(request.state, "auth_error", None)
+    if failure is not None:
+        raise failure
     state = get_state(request)
     async with state.db.read() as session:
         principal = await service.authenticate(

@@ -18,6 +18,15 @@ class ErrorBody(BaseModel):
     error: str
 
 
+class RateLimitedBody(BaseModel):
+    """The 429 answer (D26); the Retry-After header carries retryAfter rounded up."""
+
+    error: str
+    message: str
+    tier: str
+    retryAfter: float
+
+
 class ApiError(Exception):
     status_code = 400
 
@@ -64,6 +73,10 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (403, "The plan does not allow this call"),
         (404, "No such object for this user"),
     ]
+}
+ERROR_RESPONSES[429] = {
+    "model": RateLimitedBody,
+    "description": "A request rate tier (second, minute or day) is used up",
 }
 
 
