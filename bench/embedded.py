@@ -72,11 +72,18 @@ def cli(args: list[str], env: dict[str, str], cwd: Path, deadline: Deadline) -> 
 
 @contextmanager
 def running_server(
-    env: dict[str, str], cwd: Path, port: int, deadline: Deadline
+    env: dict[str, str],
+    cwd: Path,
+    port: int,
+    deadline: Deadline,
+    *,
+    args: tuple[str, ...] = (),
+    log_name: str = "server.log",
 ) -> Iterator[subprocess.Popen[bytes]]:
-    log = (cwd / "server.log").open("wb")
+    """``dialscore serve [args]`` on ``port``, stopped on exit; its output in ``log_name``."""
+    log = (cwd / log_name).open("wb")
     command = [sys.executable, "-m", "dialscore", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port)]
+    command += ["--port", str(port), *args]
     process = subprocess.Popen(
         command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
