@@ -6,10 +6,14 @@ clock. Every request counts, allowed or not (D25), so a store never needs the li
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from redis.exceptions import NoScriptError
 
 from dialscore.ratelimit.windows import TIERS, TierName
 
@@ -47,18 +51,19 @@ class MemoryStore:
         return len(self._entries)
 
     async def count(self, key: str, *, consume: bool) -> tuple[Counts, int]:
-        now = self._clock()
-        windows = [tier.window(now) for tier in TIERS]
         with self._lock:
+            # The clock is read under the lock, so no count ever moves a window backwards.
+            now = self._clock()
+            windows = [tier.window(now) for tier in TIERS]
             entry = self._entries.get(key)
             if entry is None:
                 if not consume:
                     return {tier.name: 0 for tier in TIERS}, now
-                entry = [-1, 0, -1, 0, -1, 0]
-                self._entries[key] = entry
                 self._until_sweep -= 1
                 if self._until_sweep <= 0:
                     self._sweep(windows[-1])
+                entry = [-1, 0, -1, 0, -1, 0]
+                self._entries[key] = entry
             counts: Counts = {}
             for index, tier in enumerate(TIERS):
                 slot = 2 * index
@@ -111,23 +116,70 @@ return out
 
 class RedisStore:
     """Counters shared by every process using one Redis. The three keys of a client share a
-    hash tag, so they live in one slot of a Redis Cluster and one script may touch them."""
+    hash tag, so they live in one slot of a Redis Cluster and one script may touch them.
+
+    Counts asked for while a round trip is under way go together in the next one, as a
+    pipeline of one script call each: one connection, and the per-call cost of the client
+    library shared by a burst instead of paid by every request."""
 
     def __init__(self, client: Any, namespace: str) -> None:
         self._client = client
         self._namespace = namespace
-        self._script = client.register_script(_COUNT)
+        self._sha = hashlib.sha1(_COUNT.encode()).hexdigest()
         self._sizes = [tier.seconds * 1000 for tier in TIERS]
+        self._waiting: list[tuple[str, bool, asyncio.Future[tuple[Counts, int]]]] = []
+        self._sender: asyncio.Task[None] | None = None
 
     def keys(self, key: str) -> list[str]:
         return [f"{self._namespace}:ratelimit:{{{key}}}:{tier.name}" for tier in TIERS]
 
     async def count(self, key: str, *, consume: bool) -> tuple[Counts, int]:
-        result = await self._script(
-            keys=self.keys(key), args=["1" if consume else "0", *self._sizes]
-        )
-        now = int(result[0])
-        return {tier.name: int(result[i + 1]) for i, tier in enumerate(TIERS)}, now
+        future: asyncio.Future[tuple[Counts, int]] = asyncio.get_running_loop().create_future()
+        self._waiting.append((key, consume, future))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send())
+        return await future
+
+    async def _send(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            try:
+                results = await self._run([(key, consume) for key, consume, _ in batch])
+            except Exception as exc:
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, _, future), result in zip(batch, results, strict=True):
+                if future.done():  # the request went away meanwhile
+                    continue
+                if isinstance(result, Exception):
+                    future.set_exception(result)
+                else:
+                    future.set_result(
+                        ({t.name: int(result[i + 1]) for i, t in enumerate(TIERS)}, int(result[0]))
+                    )
+
+    async def _run(self, calls: list[tuple[str, bool]]) -> list[Any]:
+        results = await self._pipeline(calls)
+        missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
+        if missing:  # a new or restarted Redis: load the script, then run those calls again
+            await self._client.script_load(_COUNT)
+            again = await self._pipeline([calls[i] for i in missing])
+            for index, result in zip(missing, again, strict=True):
+                results[index] = result
+        return results
+
+    async def _pipeline(self, calls: list[tuple[str, bool]]) -> list[Any]:
+        pipe = self._client.pipeline(transaction=False)
+        for key, consume in calls:
+            pipe.execute_command(
+                "EVALSHA", self._sha, len(TIERS), *self.keys(key), int(consume), *self._sizes
+            )
+        results: list[Any] = await pipe.execute(raise_on_error=False)
+        return results
 
     async def close(self) -> None:
+        if self._sender is not None:
+            await asyncio.gather(self._sender, return_exceptions=True)
         await self._client.aclose()
