@@ -58,8 +58,7 @@ async def _connection(port: int, request: bytes, count: int, deadline: Deadline)
 
 async def _round(port: int, api_key: str, requests: int, connections: int, dl: Deadline) -> float:
     request = (
-        f"GET {PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        f"Authorization: Bearer {api_key}\r\n\r\n"
+        f"GET {PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {api_key}\r\n\r\n"
     ).encode()
     share = requests // connections
     started = time.perf_counter()
@@ -88,7 +87,8 @@ def main() -> int:
             workdir,
             deadline,
         )
-        cli(["admin", "set-limits", "--client", created["clientId"], *LIFTED], env, workdir, deadline)
+        lift = ["admin", "set-limits", "--client", created["clientId"], *LIFTED]
+        cli(lift, env, workdir, deadline)
         variants = {
             "off": server_env(workdir / "var", RATE_LIMIT_ENABLED="false"),
             "memory": server_env(workdir / "var"),

@@ -94,13 +94,15 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 @pytest.fixture
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     application = create_app(settings, run_worker=True)
-    async with application.router.lifespan_context(application):
-        # Unauthenticated requests count per address with the free plan's tiers (D25), and
-        # every test calls from one address: roomy tiers unless a test sets its own.
-        async with plan_tiers(state_of(application).db, "free", ROOMY_TIERS):
-            yield application
-            # Every test's work must finish: settle() fails when the outbox does not empty.
-            await settle(application)
+    # Unauthenticated requests count per address with the free plan's tiers (D25), and every
+    # test calls from one address: roomy tiers unless a test sets its own.
+    async with (
+        application.router.lifespan_context(application),
+        plan_tiers(state_of(application).db, "free", ROOMY_TIERS),
+    ):
+        yield application
+        # Every test's work must finish: settle() fails when the outbox does not empty.
+        await settle(application)
 
 
 @pytest.fixture

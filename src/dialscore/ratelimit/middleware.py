@@ -89,10 +89,9 @@ class RateLimitMiddleware:
         request_state = scope.setdefault("state", {})
         request_state["principal"] = identity.principal
         request_state["auth_error"] = identity.error
+        consume = scope["path"] != QUOTA_PATH
         try:
-            decision = await self.limiter.check(
-                identity.key, identity.limits, consume=scope["path"] != QUOTA_PATH
-            )
+            decision = await self.limiter.check(identity.key, identity.limits, consume=consume)
         except LimiterUnavailable:
             exhausted = rate_headers(unconsumed(identity.limits), exhausted=True)
             headers = [(b"retry-after", b"1"), *exhausted]
@@ -101,7 +100,8 @@ class RateLimitMiddleware:
             return
         request_state["rate_limit"] = decision
         extra = rate_headers(decision)
-        if not decision.allowed:
+        # The quota call counts nothing, so it cannot go over a tier: it always answers.
+        if consume and not decision.allowed:
             body, headers = too_many(decision)
             await _answer(send, 429, body, [*headers, *extra])
             return
