@@ -19,6 +19,7 @@ from redis.crc import key_slot
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
+from dialscore.kit.resp import RedisLink
 from dialscore.ratelimit import service
 from dialscore.ratelimit.service import REDIS_RETRY_SECONDS, LimiterUnavailable, RequestLimiter
 from dialscore.ratelimit.stores import Counts, MemoryStore, RedisStore
@@ -124,7 +125,7 @@ async def client() -> AsyncIterator[redis.asyncio.Redis]:
 
 @pytest.fixture
 async def redis_store(namespace: str) -> AsyncIterator[RedisStore]:
-    store = RedisStore(redis.asyncio.Redis.from_url(REDIS_URL), namespace)
+    store = RedisStore(RedisLink(REDIS_URL, timeout=5), namespace)
     try:
         yield store
     finally:
@@ -138,12 +139,8 @@ async def store(
     """Each store on its real clock: the wall clock, or the Redis server's."""
     chosen: CounterStoreUnderTest = MemoryStore()
     if request.param == "redis":
-        # Fewer connections than the burst's calls, so the calls contend for them. (A plain
-        # pool refuses calls beyond its size: see test_bug_a_burst_of_checks_is_not_an_outage.)
-        pool = redis.asyncio.BlockingConnectionPool.from_url(
-            REDIS_URL, max_connections=20, timeout=30
-        )
-        chosen = RedisStore(redis.asyncio.Redis.from_pool(pool), namespace)
+        # One pipelined connection carries every concurrent call of the burst.
+        chosen = RedisStore(RedisLink(REDIS_URL, timeout=5), namespace)
     try:
         yield chosen
     finally:
@@ -361,7 +358,7 @@ async def test_a_burst_of_checks_is_not_an_outage(
                 return_exceptions=True,
             )
     failures = [result for result in results if isinstance(result, BaseException)]
-    day_key = RedisStore(client, namespace).keys("client:a")[2]
+    day_key = RedisStore(RedisLink(REDIS_URL, timeout=5), namespace).keys("client:a")[2]
     shared_day_count = int(await client.hget(day_key, "c") or 0)
     assert (len(failures), len(outage_events(logs)), shared_day_count) == (0, 0, BURST), failures[
         :1

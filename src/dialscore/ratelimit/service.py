@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-import redis.asyncio
 import structlog
-from redis.exceptions import RedisError
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
@@ -20,6 +17,7 @@ from dialscore.config import Settings
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.errors import ApiError
+from dialscore.kit.resp import RedisLink, ReplyError
 from dialscore.ratelimit import repository as repo
 from dialscore.ratelimit.stores import (
     CounterStore,
@@ -71,11 +69,8 @@ class RequestLimiter:
         if store is not None:
             self._store = store
         elif settings.redis_url:
-            timeout = settings.rate_limit_redis_timeout
-            client: Any = redis.asyncio.Redis.from_url(
-                settings.redis_url, socket_timeout=timeout, socket_connect_timeout=timeout
-            )
-            self._store = RedisStore(client, settings.redis_namespace)
+            link = RedisLink(settings.redis_url, timeout=settings.rate_limit_redis_timeout)
+            self._store = RedisStore(link, settings.redis_namespace)
             self._fallback = MemoryStore()
         else:
             self._store = MemoryStore()
@@ -136,7 +131,7 @@ class RequestLimiter:
         if time.monotonic() >= self._skip_redis_until:
             try:
                 result = await self._store.count(key, consume=consume)
-            except (RedisError, OSError, TimeoutError) as exc:
+            except (ReplyError, OSError, TimeoutError) as exc:
                 self._skip_redis_until = time.monotonic() + REDIS_RETRY_SECONDS
                 if not self._redis_down:
                     self._redis_down = True

@@ -6,15 +6,13 @@ clock. Every request counts, allowed or not (D25), so a store never needs the li
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-from redis.exceptions import NoScriptError
-
+from dialscore.kit.resp import RedisLink, ReplyError
 from dialscore.ratelimit.windows import TIERS, TierName
 
 Counts = dict[TierName, int]
@@ -118,68 +116,36 @@ class RedisStore:
     """Counters shared by every process using one Redis. The three keys of a client share a
     hash tag, so they live in one slot of a Redis Cluster and one script may touch them.
 
-    Counts asked for while a round trip is under way go together in the next one, as a
-    pipeline of one script call each: one connection, and the per-call cost of the client
-    library shared by a burst instead of paid by every request."""
+    Calls go over one pipelined connection (``RedisLink``): each request's count is one
+    EVALSHA and one reply, and concurrent requests never wait for each other's round trip."""
 
-    def __init__(self, client: Any, namespace: str) -> None:
-        self._client = client
+    def __init__(self, link: RedisLink, namespace: str) -> None:
+        self._link = link
         self._namespace = namespace
         self._sha = hashlib.sha1(_COUNT.encode()).hexdigest()
         self._sizes = [tier.seconds * 1000 for tier in TIERS]
-        self._waiting: list[tuple[str, bool, asyncio.Future[tuple[Counts, int]]]] = []
-        self._sender: asyncio.Task[None] | None = None
 
     def keys(self, key: str) -> list[str]:
         return [f"{self._namespace}:ratelimit:{{{key}}}:{tier.name}" for tier in TIERS]
 
     async def count(self, key: str, *, consume: bool) -> tuple[Counts, int]:
-        future: asyncio.Future[tuple[Counts, int]] = asyncio.get_running_loop().create_future()
-        self._waiting.append((key, consume, future))
-        if self._sender is None or self._sender.done():
-            self._sender = asyncio.create_task(self._send())
-        return await future
-
-    async def _send(self) -> None:
-        while self._waiting:
-            batch, self._waiting = self._waiting, []
-            try:
-                results = await self._run([(key, consume) for key, consume, _ in batch])
-            except Exception as exc:
-                for _, _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, _, future), result in zip(batch, results, strict=True):
-                if future.done():  # the request went away meanwhile
-                    continue
-                if isinstance(result, Exception):
-                    future.set_exception(result)
-                else:
-                    future.set_result(
-                        ({t.name: int(result[i + 1]) for i, t in enumerate(TIERS)}, int(result[0]))
-                    )
-
-    async def _run(self, calls: list[tuple[str, bool]]) -> list[Any]:
-        results = await self._pipeline(calls)
-        missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
-        if missing:  # a new or restarted Redis: load the script, then run those calls again
-            await self._client.script_load(_COUNT)
-            again = await self._pipeline([calls[i] for i in missing])
-            for index, result in zip(missing, again, strict=True):
-                results[index] = result
-        return results
-
-    async def _pipeline(self, calls: list[tuple[str, bool]]) -> list[Any]:
-        pipe = self._client.pipeline(transaction=False)
-        for key, consume in calls:
-            pipe.execute_command(
-                "EVALSHA", self._sha, len(TIERS), *self.keys(key), int(consume), *self._sizes
-            )
-        results: list[Any] = await pipe.execute(raise_on_error=False)
-        return results
+        command: tuple[str | int, ...] = (
+            "EVALSHA",
+            self._sha,
+            len(TIERS),
+            *self.keys(key),
+            int(consume),
+            *self._sizes,
+        )
+        try:
+            result = await self._link.call(*command)
+        except ReplyError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+            # A new or restarted Redis: load the script (the call did not run), then again.
+            await self._link.call("SCRIPT", "LOAD", _COUNT)
+            result = await self._link.call(*command)
+        return {tier.name: int(result[i + 1]) for i, tier in enumerate(TIERS)}, int(result[0])
 
     async def close(self) -> None:
-        if self._sender is not None:
-            await asyncio.gather(self._sender, return_exceptions=True)
-        await self._client.aclose()
+        await self._link.close()
