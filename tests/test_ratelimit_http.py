@@ -744,3 +744,23 @@ async def test_redis_quota_sees_the_shared_counts_and_consumes_nothing(
     tiers = assert_rate(last.response, CLIENT, last.before, last.after)
     if tiers["day"].reset == day.reset:
         assert tiers["day"].remaining == CLIENT["day"] - 2
+
+
+async def test_openapi_documents_quota_and_the_rate_headers(api: httpx.AsyncClient) -> None:
+    document = (await api.get("/openapi.json")).json()
+    quota = document["paths"]["/api/public/quota"]["get"]
+    assert quota["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/QuotaResponse"
+    )
+    names = {f"X-RateLimit-{p}-{t}" for p in HEADER_PARTS for t in ("Second", "Minute", "Day")}
+    assert set(document["components"]["headers"]) == names
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            for code, response in operation["responses"].items():
+                headers = set(response.get("headers", {}))
+                if path.startswith("/api"):
+                    assert names <= headers, (path, code)
+                    assert ("Retry-After" in headers) == (code == "429"), (path, code)
+                else:
+                    assert not headers & names, (path, code)
+    assert "429" in document["paths"]["/api/public/v2/jobs"]["get"]["responses"]

@@ -32,6 +32,24 @@ from dialscore.webhooks.endpoints import router as webhooks_router
 
 V2_PREFIX = "/api/public/v2"
 
+RETRY_AFTER_HEADER = {
+    "description": "Seconds until the exceeded tier resets, rounded up",
+    "schema": {"type": "integer", "minimum": 1},
+}
+# The nine headers every /api answer carries (spec: Limits, request rate limits).
+RATE_LIMIT_HEADERS = {
+    f"X-RateLimit-{part}-{tier}": {
+        "description": text.format(tier=tier.lower()),
+        "schema": {"type": "integer", "minimum": 0},
+    }
+    for tier in ("Second", "Minute", "Day")
+    for part, text in (
+        ("Limit", "Requests allowed in the current {tier} window"),
+        ("Remaining", "Requests left in the current {tier} window"),
+        ("Reset", "When the current {tier} window ends, in Unix seconds"),
+    )
+}
+
 
 def _health_router() -> APIRouter:
     router = APIRouter(tags=["health"])
@@ -117,10 +135,18 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
             schema["components"]["securitySchemes"] = {
                 "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
             }
+            schema["components"]["headers"] = RATE_LIMIT_HEADERS
+            header_refs = {
+                name: {"$ref": f"#/components/headers/{name}"} for name in RATE_LIMIT_HEADERS
+            }
             for path, operations in schema.get("paths", {}).items():
                 if path.startswith("/api"):
                     for operation in operations.values():
                         operation["security"] = [{"bearerAuth": []}]
+                        for code, response in operation.get("responses", {}).items():
+                            response.setdefault("headers", {}).update(header_refs)
+                            if code == "429":
+                                response["headers"]["Retry-After"] = RETRY_AFTER_HEADER
             app.openapi_schema = schema
         return app.openapi_schema
 
