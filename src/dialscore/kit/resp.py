@@ -97,7 +97,9 @@ class RedisLink:
             async with asyncio.timeout(self._timeout):
                 return await future
         except TimeoutError:
-            # A reply that never came leaves the connection in doubt: start a new one.
+            # A reply that never came leaves the connection in doubt: the next call starts a
+            # new one (marked lost now, since connection_lost only runs on a later loop turn).
+            protocol.lost = ConnectionError("a call to Redis timed out on this connection")
             protocol.transport.close()
             raise TimeoutError(f"Redis did not answer within {self._timeout} s") from None
 
