@@ -4,6 +4,7 @@ a limit set with ``dialscore admin set-limits`` reaches both without a restart."
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,12 @@ async def burst(urls: list[str], api_key: str, count: int) -> list[httpx.Respons
     async with httpx.AsyncClient(headers=headers, timeout=30) as client:
         calls = [client.get(f"{urls[i % len(urls)]}{V2}/account/credits") for i in range(count)]
         return list(await asyncio.gather(*calls))
+
+
+async def alternate(urls: list[str], api_key: str, count: int) -> list[httpx.Response]:
+    headers = {"Authorization": f"Bearer {api_key}"}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as client:
+        return [await client.get(f"{urls[i % 2]}{V2}/account/credits") for i in range(count)]
 
 
 @pytest.mark.skipif("postgresql" not in DATABASES, reason="PostgreSQL tests are disabled")
@@ -92,8 +99,19 @@ def test_two_api_processes_share_one_limit(procs: Processes, tmp_path: Path) -> 
             assert admitted[window] == min(PER_SECOND, total), (window, total, admitted)
         for response in responses:
             assert response.headers["X-RateLimit-Limit-Second"] == str(PER_SECOND)
-        served_by = Counter(str(r.url).split("/api")[0] for r in responses if r.status_code == 200)
-        assert set(served_by) == set(urls), served_by  # both processes admitted some
+        assert {str(r.url).split("/api")[0] for r in responses} == set(urls)
+
+        # One after the other, alternating processes: each call sees the other's count.
+        sequence = asyncio.run(alternate(urls, created["apiKey"], PER_SECOND + 2))
+        steps = 0
+        for before, after in itertools.pairwise(sequence):
+            window = "X-RateLimit-Reset-Second"
+            if before.headers[window] != after.headers[window]:
+                continue
+            remaining = int(before.headers["X-RateLimit-Remaining-Second"])
+            assert int(after.headers["X-RateLimit-Remaining-Second"]) == max(0, remaining - 1)
+            steps += 1
+        assert steps >= PER_SECOND - 1  # at most two window boundaries fell between the calls
 
         # A new limit reaches both running processes.
         cli_json(
