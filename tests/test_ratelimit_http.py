@@ -764,3 +764,34 @@ async def test_openapi_documents_quota_and_the_rate_headers(api: httpx.AsyncClie
                 else:
                     assert not headers & names, (path, code)
     assert "429" in document["paths"]["/api/public/v2/jobs"]["get"]["responses"]
+
+
+@pytest.mark.parametrize("mode", ["fail-open", "fail-closed"])
+async def test_an_unreachable_redis_answers_by_the_failure_mode(
+    settings: Settings, mode: str
+) -> None:
+    unreachable = settings.model_copy(
+        update={
+            "redis_url": "redis://127.0.0.1:1/0",
+            "rate_limit_failure_mode": mode,
+            "rate_limit_redis_timeout": 0.5,
+        }
+    )
+    application = create_app(unreachable, run_worker=False)
+    async with application.router.lifespan_context(application):
+        tenant = await make_tenant(state_of(application).db, SECRET, tiers=CLIENT_TIERS)
+        async with client_of(application) as client:
+            calls = [await timed_get(client, CREDITS, tenant.headers) for _ in range(2)]
+    for call in calls:
+        tiers = assert_rate(call.response, CLIENT, call.before, call.after)
+        if mode == "fail-open":
+            # Served, and still counted: in this process's memory.
+            assert call.response.status_code == 200, call.response.text
+        else:
+            assert_error(call.response, 503)
+            assert call.response.headers["Retry-After"] == "1"
+            assert all(tier.remaining == 0 for tier in tiers.values())
+    if mode == "fail-open":
+        first, second = (rate(call.response) for call in calls)
+        if second["day"].reset == first["day"].reset:
+            assert second["day"].remaining == first["day"].remaining - 1
