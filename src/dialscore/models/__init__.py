@@ -5,16 +5,22 @@ from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, U
 from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job
 from dialscore.models.outbox import OutboxMessage
+from dialscore.models.scoring import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
 from dialscore.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 __all__ = [
     "ApiKey",
     "Base",
+    "CallOutcome",
     "Client",
+    "CompanyLine",
     "Contact",
+    "ContactNumber",
     "CreditLedgerEntry",
+    "DncNumber",
     "IdempotencyRecord",
     "Job",
+    "NumberBlock",
     "OutboxMessage",
     "Plan",
     "User",

@@ -1,0 +1,73 @@
+"""Evidence the scoring engine uses: number blocks, do-not-call lists, company lines, call
+outcomes reported by clients, and the numbers each client's contacts carry."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from dialscore.kit.db import Base, UTCDateTime
+
+
+class NumberBlock(Base):
+    """A NANP block (NPA-NXX, 6 digits, or NPA-NXX-X, 7 digits) and its carrier category."""
+
+    __tablename__ = "number_blocks"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    prefix: Mapped[str] = mapped_column(String(7), primary_key=True)
+    category: Mapped[str] = mapped_column(String(16))  # wireless | landline | voip
+    carrier: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class DncNumber(Base):
+    """A number on a named do-not-call list, as its E.164 digits (no '+')."""
+
+    __tablename__ = "dnc_numbers"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    number: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    list_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+
+
+class CompanyLine(Base):
+    """A company's main line; with ``ivr_path`` when its dial tree is known."""
+
+    __tablename__ = "company_lines"
+
+    number: Mapped[str] = mapped_column(String(20), primary_key=True)  # E.164
+    company: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    ivr_path: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class CallOutcome(Base):
+    """One call a client reported; evidence for that client's numbers only."""
+
+    __tablename__ = "call_outcomes"
+    __table_args__ = (Index("ix_call_outcomes_client_number", "client_id", "number", "called_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(36))
+    user_id: Mapped[str] = mapped_column(String(36))
+    number: Mapped[str] = mapped_column(String(20))  # E.164
+    contact_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    outcome: Mapped[str] = mapped_column(String(32))
+    ivr_path: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    called_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ContactNumber(Base):
+    """A number a client's contact carries, with who and which company it was given for: the
+    evidence for switchboards (one number, several people of one company)."""
+
+    __tablename__ = "contact_numbers"
+    __table_args__ = (Index("ix_contact_numbers_client_number", "client_id", "number"),)
+
+    contact_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    number: Mapped[str] = mapped_column(String(20), primary_key=True)  # E.164
+    client_id: Mapped[str] = mapped_column(String(36))
+    company_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    person_key: Mapped[str] = mapped_column(String(400))
