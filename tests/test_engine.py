@@ -10,29 +10,40 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dialscore.scoring.engine import (
+    best_phone,
+    lead_status,
+    phone_entry,
+    score_contact,
+    score_phone,
+    split_status,
+    unscored,
+)
+from dialscore.scoring.evidence import NO_EVIDENCE
+from dialscore.scoring.numbers import (
     ENRICHED_TYPE,
     ParsedPhone,
     _analyse,
-    baseline_status,
-    best_phone,
     display_type,
-    lead_status,
     normalise_type,
     parse_contact_phones,
     parse_phone,
-    phone_entry,
-    score_contact,
-    split_status,
-    unscored,
 )
 from dialscore.scoring.regions import APAC, EMEA, region_for
 from tests.support import PHONE_STATUSES
 
-PHONE_ENTRY_KEYS = {"number", "status", "type", "country", "region", "position", "ivrPath"}
+PHONE_ENTRY_KEYS = {
+    "number", "status", "type", "country", "region", "position", "ivrPath", "reasons"
+}  # fmt: skip
+
+
+def baseline_status(phone: ParsedPhone) -> str:
+    """The status of a number with no evidence beyond its digits and type hint."""
+    return score_phone(phone, NO_EVIDENCE, now=0.0).status
+
 
 UK_MOBILE = "+447400123456"
 UK_FIXED = "+442079460958"
-UK_TOLL_FREE = "+448001234567"
+UK_TOLL_FREE = "+448009151738"
 US_NUMBER = "+14155552671"  # NANP numbers are "fixed line or mobile" in the metadata
 US_TOLL_FREE = "+18005551234"
 
@@ -167,7 +178,7 @@ def test_country_and_region_of_a_number(raw: str, country: str, region: str | No
     assert phone.valid
     assert phone.country == country
     assert phone.region == region
-    entry_ = phone_entry(phone, baseline_status(phone))
+    entry_ = phone_entry(phone, score_phone(phone, NO_EVIDENCE, now=0.0))
     assert entry_["country"] == country
     assert entry_["region"] == region
 
@@ -248,7 +259,7 @@ def test_display_type_prefers_the_submitted_type() -> None:
     ("raw", "hint", "expected"),
     [
         (UK_MOBILE, None, "p1"),
-        ("+4915123456789", None, "p1"),
+        ("+4915192837465", None, "p1"),
         (US_NUMBER, "mobile", "p1"),
         (US_NUMBER, "cell", "p1"),
         (US_NUMBER, None, "p2"),
@@ -257,12 +268,12 @@ def test_display_type_prefers_the_submitted_type() -> None:
         (UK_FIXED, "mobile", "p2"),  # the metadata says fixed line: no mobile evidence
         (UK_TOLL_FREE, None, "p2 - h"),
         (US_TOLL_FREE, None, "p2 - h"),
-        ("+4918012345", None, "p2 - h"),  # shared cost
+        ("+4918019283", None, "p2 - h"),  # shared cost
         (US_NUMBER, "hq", "p2 - h"),
         (UK_MOBILE, "switchboard", "p2 - h"),
-        ("+445612345678", None, "p3"),  # VoIP
-        ("+447012345678", None, "p3"),  # personal number
-        ("+449012345678", None, "p3"),  # premium rate
+        ("+445619283746", None, "p3"),  # VoIP
+        ("+447019283746", None, "p3"),  # personal number
+        ("+449019283746", None, "p3"),  # premium rate
         ("not a number", None, "na"),
         ("+10000000000", "mobile", "na"),
     ],

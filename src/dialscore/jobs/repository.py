@@ -87,6 +87,17 @@ async def pending_contacts(session: AsyncSession, job_id: str, limit: int) -> Se
     return rows.all()
 
 
+async def pending_contact_fields(
+    session: AsyncSession, job_id: str
+) -> list[tuple[str, dict[str, Any]]]:
+    rows = await session.execute(
+        select(Contact.id, Contact.fields).where(
+            Contact.job_id == job_id, Contact.state == "pending"
+        )
+    )
+    return [(contact_id, fields) for contact_id, fields in rows]
+
+
 async def save_contact_results(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
     """Bulk update by primary key; each row has ``id`` and the columns to set."""
     if rows:

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from dialscore.kit.clock import isoformat
 from dialscore.kit.pagination import Pagination
 from dialscore.models import Contact, Job
-from dialscore.scoring.engine import PHONE_SLOTS, PHONE_STATUSES
+from dialscore.scoring.engine import PHONE_STATUSES
+from dialscore.scoring.numbers import PHONE_SLOTS
 from dialscore.submissions.schemas import CONTACT_INPUT_FIELDS
 
 JOB_TYPES = (
@@ -124,6 +125,10 @@ class PhoneEntry(BaseModel):
     region: str | None
     position: int
     ivrPath: str | None = None
+    reasons: list[str] = Field(
+        default_factory=list,
+        description="Extension: the evidence behind the status, in short sentences",
+    )
 
 
 class BestPhone(BaseModel):

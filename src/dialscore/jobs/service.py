@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,7 +19,8 @@ from dialscore.kit.db import Database
 from dialscore.kit.errors import NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
-from dialscore.scoring.engine import score_contact
+from dialscore.scoring import service as scoring
+from dialscore.scoring.engine import ContactScore
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 from dialscore.worker import outbox
@@ -71,31 +72,43 @@ class ProcessingSettings:
     outbox_lease: timedelta
 
 
-async def _process_contact(
+@dataclass(frozen=True)
+class _Enriched:
+    numbers: list[str]
+    record_id: str | None
+
+
+async def _enrich(
     job: Job, contact: Contact, sources: Sequence[EnrichmentSource]
+) -> _Enriched | None:
+    """The numbers enrichment found for the contact; None when it found none (rejected)."""
+    if job.job_type not in ENRICHMENT_JOB_TYPES:
+        return _Enriched([], None)
+    found = await run_waterfall(sources, contact.fields)
+    if found is None:
+        return None
+    return _Enriched([p.number for p in found.phones], found.record_id)
+
+
+def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
+    return {
+        "id": contact.id,
+        "state": "rejected",
+        "rejected_reason": NO_DATA_FOUND,
+        "updated_at": now,
+    }
+
+
+def _scored(
+    contact: Contact, score: ContactScore, enriched: _Enriched, now: datetime
 ) -> dict[str, Any]:
-    now = utcnow()
-    enriched: list[str] = []
-    enrichment_id: str | None = None
-    if job.job_type in ENRICHMENT_JOB_TYPES:
-        found = await run_waterfall(sources, contact.fields)
-        if found is None:
-            return {
-                "id": contact.id,
-                "state": "rejected",
-                "rejected_reason": NO_DATA_FOUND,
-                "updated_at": now,
-            }
-        enriched = [p.number for p in found.phones]
-        enrichment_id = found.record_id
-    score = score_contact(contact.fields, enriched)
     return {
         "id": contact.id,
         "state": "scored",
         "phones": score.phones,
         "lead_status": score.lead_status,
         "best_phone": score.best_phone,
-        "enrichment_contact_id": enrichment_id,
+        "enrichment_contact_id": enriched.record_id,
         "scored_at": now,
         "updated_at": now,
     }
@@ -120,6 +133,7 @@ async def process_job(
     outbox_id: int,
     settings: ProcessingSettings,
     sources: Sequence[EnrichmentSource] = (),
+    verifiers: Sequence[scoring.Verifier] = (),
     on_events: Callable[[], None] | None = None,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
@@ -141,12 +155,50 @@ async def process_job(
         job = await repo.get_job(session, job_id)
         assert job is not None
 
+    # The job's numbers are indexed before any is scored, so that every batch sees the
+    # whole job when it looks for numbers shared by several people of one company.
+    async with db.unit_of_work() as session:
+        pending = await repo.pending_contact_fields(session, job_id)
+        await scoring.index_numbers(
+            session, job.client_id, [scoring.item(cid, fields) for cid, fields in pending]
+        )
+
+    core = job.scoring_type == "core"
     while True:
-        async with db.unit_of_work() as session:
+        async with db.read() as session:
             batch = await repo.pending_contacts(session, job_id, settings.batch_size)
-            if not batch:
-                break
-            results = [await _process_contact(job, contact, sources) for contact in batch]
+        if not batch:
+            break
+        # Enrichment and verification call other services: outside any write transaction.
+        found = [await _enrich(job, contact, sources) for contact in batch]
+        items = [
+            scoring.item(contact.id, contact.fields, enriched.numbers)
+            for contact, enriched in zip(batch, found, strict=True)
+            if enriched is not None
+        ]
+        verifications = {}
+        if core and verifiers:
+            numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
+            verifications = await scoring.verify(verifiers, numbers)
+        async with db.unit_of_work() as session:
+            now = utcnow()
+            scores = iter(
+                await scoring.score_items(
+                    session,
+                    job.client_id,
+                    items,
+                    now=now.timestamp(),
+                    core=core,
+                    verifications=verifications,
+                    verifiers=verifiers,
+                )
+            )
+            results = [
+                _rejected(contact, now)
+                if enriched is None
+                else _scored(contact, next(scores), enriched, now)
+                for contact, enriched in zip(batch, found, strict=True)
+            ]
             await repo.save_contact_results(session, results)
             scored = _apply(batch, results)
             emitted = await webhooks.emit(

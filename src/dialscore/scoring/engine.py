@@ -1,22 +1,38 @@
-"""The baseline scorer: line type from libphonenumber metadata to a reachability status.
+"""The scoring engine: a phone's reachability status from the evidence about its number.
 
-Pure: a contact's phone fields in, phone entries with statuses, leadStatus and bestPhone out.
-"""
+Pure: a contact's fields and the evidence gathered per number in, phone entries with
+statuses and reasons, ``leadStatus`` and ``bestPhone`` out. The method is in docs/scoring.md.
+
+Each number gets an estimate of the probability that a call reaches the person:
+
+1. a prior from its line type (mobile, landline, VoIP, switchboard …), taken from a
+   verification provider, else the imported number block, else the numbering metadata, else
+   the client's type hint (weaker, so a hinted mobile starts lower than a known one);
+2. moved by the calls the client reported: a beta-binomial estimate in which the prior counts
+   as ``PRIOR_CALLS`` calls and each reported call weighs less the older it is (half-life
+   ``HALF_LIFE_DAYS``), so recent calls count more;
+3. cut into tiers at ``P1_FLOOR`` and ``P2_FLOOR``.
+
+Hard evidence overrides the estimate: invalid and fictional numbers, numbers disconnected on
+two different days and wrong numbers are ``na``. Modifiers add what a caller must know: on a
+do-not-call list (``dnc``), a dial tree (``ivr``), a switchboard (``h``), screened (``sf``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
-import phonenumbers
-from phonenumbers import NumberParseException, PhoneMetadata, PhoneNumberFormat, PhoneNumberType
-from phonenumbers.phonenumberutil import _number_type_helper
+from phonenumbers import PhoneNumberType
 
-from dialscore.scoring.regions import region_for
+from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence
+from dialscore.scoring.numbers import (
+    ParsedPhone,
+    display_type,
+    fictional_reason,
+    parse_contact_phones,
+)
 
-PHONE_SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
 # Reachability tier, optionally with one modifier (D15).
 PHONE_STATUSES = (
     "p1", "p1 - h", "p1 - ivr", "p1 - dnc", "p1 - sf",
@@ -24,197 +40,230 @@ PHONE_STATUSES = (
     "p3", "p3 - h", "p3 - ivr", "p3 - sf",
     "na", "na - h", "na - ivr", "na - auth", "na - dnc",
 )  # fmt: skip
-PHONE_TYPES = ("mobile", "direct", "hq", "other")
-DEFAULT_REGION = "US"
-ENRICHED_TYPE = "Service Enriched Phone"
 
-_TYPE_SYNONYMS = {
-    "mobile": "mobile",
-    "cell": "mobile",
-    "cellular": "mobile",
-    "mobile phone": "mobile",
-    "cell phone": "mobile",
-    "wireless": "mobile",
-    "direct": "direct",
-    "work": "direct",
-    "office": "direct",
-    "direct dial": "direct",
-    "landline": "direct",
-    "business": "direct",
-    "hq": "hq",
-    "main": "hq",
-    "company": "hq",
-    "switchboard": "hq",
-    "headquarters": "hq",
-    "other": "other",
+# Connect probability before any call, by line type (docs/scoring.md gives the sources).
+PRIORS = {
+    "mobile": 0.25,
+    "mobile (hint)": 0.20,
+    "unknown": 0.12,
+    "landline": 0.08,
+    "switchboard": 0.05,
+    "voip": 0.03,
+    "special": 0.01,
 }
+P1_FLOOR = 0.20
+P2_FLOOR = 0.04
+# How many calls the prior is worth, and how fast a call's weight halves.
+PRIOR_CALLS = 4.0
+HALF_LIFE_DAYS = 90.0
+DAY = 86_400.0
+
+CONNECTS = frozenset({"connected", "right_party"})
+OWNERSHIP = frozenset({"right_party", "voicemail_name_match", "wrong_number"})
+GATEKEEPER_CALLS_FOR_H = 2
+DISCONNECTED_DAYS_FOR_NA = 2
+RECENT_CALLS = 5
 
 _SWITCHBOARD_TYPES = {PhoneNumberType.TOLL_FREE, PhoneNumberType.SHARED_COST}
-_LOW_TYPES = {
-    PhoneNumberType.VOIP,
+_SPECIAL_TYPES = {
     PhoneNumberType.PERSONAL_NUMBER,
     PhoneNumberType.PAGER,
     PhoneNumberType.UAN,
     PhoneNumberType.VOICEMAIL,
     PhoneNumberType.PREMIUM_RATE,
 }
+_VERIFIED = {
+    "mobile": "mobile",
+    "landline": "landline",
+    "voip": "voip",
+    "toll_free": "switchboard",
+    "shared_cost": "switchboard",
+    "premium": "special",
+    "personal": "special",
+    "pager": "special",
+    "voicemail": "special",
+    "uan": "special",
+}
+_BLOCKS = {"wireless": "mobile", "landline": "landline", "voip": "voip"}
+# Which modifiers each tier allows (D15's list of statuses).
+_ALLOWED = {
+    "p1": {"h", "ivr", "dnc", "sf"},
+    "p2": {"h", "ivr", "sf"},
+    "p3": {"h", "ivr", "sf"},
+    "na": {"h", "ivr", "auth", "dnc"},
+}
 
 
 @dataclass(frozen=True)
-class ParsedPhone:
-    raw: str
-    position: int
-    slot: str
-    type_hint: str | None
-    e164: str | None
-    country: str | None
-    region: str | None
-    number_type: int | None
-    extension: str | None
-
-    @property
-    def valid(self) -> bool:
-        return self.e164 is not None
-
-    @property
-    def number(self) -> str:
-        return self.e164 or self.raw
+class PhoneScore:
+    status: str
+    reasons: tuple[str, ...]
+    ivr_path: str | None
+    # The estimated connect probability (0 for na); not part of the API.
+    probability: float
 
 
-def normalise_type(value: str | None) -> str | None:
-    if value is None:
-        return None
-    return _TYPE_SYNONYMS.get(value.strip().lower(), "other")
+def _percent(value: float) -> str:
+    return f"{value * 100:.1f} %" if value < 0.1 else f"{value * 100:.0f} %"
 
 
-def _region_hint(value: str | None) -> str:
-    if value:
-        code = value.strip().upper()
-        if len(code) == 2 and code in phonenumbers.SUPPORTED_REGIONS:
-            return code
-    return DEFAULT_REGION
+def line_type(phone: ParsedPhone, evidence: NumberEvidence) -> tuple[str, str]:
+    """The number's line type for the prior, and the reason naming its source."""
+    verified = evidence.verification
+    if verified is not None and verified.line_type in _VERIFIED:
+        kind = _VERIFIED[verified.line_type]
+        return kind, f"line type {verified.line_type.replace('_', '-')} ({verified.provider})"
+    if evidence.block in _BLOCKS:
+        kind = _BLOCKS[evidence.block]
+        return kind, f"number block: {evidence.block}"
+    number_type = phone.number_type
+    if number_type == PhoneNumberType.MOBILE:
+        return "mobile", "mobile line (numbering plan)"
+    if number_type == PhoneNumberType.FIXED_LINE:
+        return "landline", "fixed line (numbering plan)"
+    if number_type in _SWITCHBOARD_TYPES:
+        label = "toll-free" if number_type == PhoneNumberType.TOLL_FREE else "shared-cost"
+        return "switchboard", f"{label} number"
+    if number_type == PhoneNumberType.VOIP:
+        return "voip", "VoIP number (numbering plan)"
+    if number_type in _SPECIAL_TYPES:
+        return "special", "personal, pager, premium or similar number (numbering plan)"
+    # Fixed line or mobile: NANP numbers, where only number blocks tell them apart.
+    if phone.type_hint == "mobile":
+        return "mobile (hint)", "given as mobile; line type not confirmed"
+    if phone.type_hint == "direct":
+        return "landline", "given as a direct line; line type not confirmed"
+    return "unknown", "line type unknown (mobile or fixed)"
 
 
-@dataclass(frozen=True)
-class _Analysis:
-    e164: str
-    country: str | None
-    region: str | None
-    number_type: int
-    extension: str | None
+def estimate(prior: float, calls: Sequence[Call], now: float) -> float:
+    """The recency-weighted beta-binomial estimate of the connect probability."""
+    connects = 0.0
+    weight = 0.0
+    for call in calls:
+        age_days = max(0.0, now - call.at) / DAY
+        w = 0.5 ** (age_days / HALF_LIFE_DAYS)
+        weight += w
+        if call.outcome in CONNECTS:
+            connects += w
+    return (prior * PRIOR_CALLS + connects) / (PRIOR_CALLS + weight)
 
 
-@lru_cache(maxsize=65_536)
-def _analyse(text: str, region_hint: str) -> _Analysis | None:
-    """Validity, country and line type of one number, resolving its region only once.
-
-    ``is_valid_number`` and ``number_type`` each look the region up again; together with
-    ``region_code_for_number`` that tripled the cost of every number. This is the same test
-    ``is_valid_number`` makes: the number matches a type pattern of its own region."""
-    try:
-        parsed = phonenumbers.parse(text, region_hint)
-    except NumberParseException:
-        return None
-    country = phonenumbers.region_code_for_number(parsed)
-    if country is None:
-        return None
-    metadata = PhoneMetadata.metadata_for_region_or_calling_code(parsed.country_code or 0, country)
-    if metadata is None:
-        return None
-    line_type = _number_type_helper(phonenumbers.national_significant_number(parsed), metadata)
-    if line_type == PhoneNumberType.UNKNOWN:
-        return None
-    return _Analysis(
-        e164=phonenumbers.format_number(parsed, PhoneNumberFormat.E164),
-        country=None if country == "001" else country,
-        region=region_for(parsed.country_code or 0, country),
-        number_type=line_type,
-        extension=parsed.extension or None,
-    )
+def _tier(probability: float) -> str:
+    if probability >= P1_FLOOR:
+        return "p1"
+    if probability >= P2_FLOOR:
+        return "p2"
+    return "p3"
 
 
-def parse_phone(
-    raw: str, *, position: int, slot: str, type_hint: str | None, country_hint: str | None
-) -> ParsedPhone:
-    """Parses one submitted number; a number without '+' is read in its country (default US)."""
-    text = raw.strip()
-    analysis = _analyse(text, _region_hint(country_hint))
-    hint = normalise_type(type_hint)
-    if analysis is None:
-        return ParsedPhone(text, position, slot, hint, None, None, None, None, None)
-    return ParsedPhone(
-        raw=text,
-        position=position,
-        slot=slot,
-        type_hint=hint,
-        e164=analysis.e164,
-        country=analysis.country,
-        region=analysis.region,
-        number_type=analysis.number_type,
-        extension=analysis.extension,
-    )
+def _disconnected(calls: Sequence[Call]) -> bool:
+    """Disconnected on two different days, and nothing answered since."""
+    days: set[int] = set()
+    for call in reversed(calls):
+        if call.outcome == "disconnected":
+            days.add(int(call.at // DAY))
+        elif call.outcome not in ("no_answer", "busy"):
+            break
+    return len(days) >= DISCONNECTED_DAYS_FOR_NA
 
 
-def parse_contact_phones(fields: dict[str, str], enriched: Sequence[str] = ()) -> list[ParsedPhone]:
-    """The contact's submitted numbers in slot order, empty slots skipped, then the numbers
-    enrichment found (D19: positions continue, type ``Service Enriched Phone N``)."""
-    phones: list[ParsedPhone] = []
-    for slot in PHONE_SLOTS:
-        raw = fields.get(slot)
-        if raw is None or not raw.strip():
-            continue
-        phones.append(
-            parse_phone(
-                raw,
-                position=len(phones) + 1,
-                slot=slot,
-                type_hint=fields.get(f"{slot}Type"),
-                country_hint=fields.get(f"{slot}Country"),
-            )
-        )
-    for index, raw in enumerate(enriched, start=1):
-        parsed = parse_phone(
-            raw, position=len(phones) + 1, slot="", type_hint=None, country_hint=None
-        )
-        phones.append(replace(parsed, type_hint=f"{ENRICHED_TYPE} {index}"))
-    return phones
+def _wrong_number(calls: Sequence[Call]) -> bool:
+    """The latest word on whose number this is says: someone else's."""
+    for call in reversed(calls):
+        if call.outcome in OWNERSHIP:
+            return call.outcome == "wrong_number"
+    return False
 
 
-def display_type(phone: ParsedPhone) -> str | None:
-    if phone.type_hint is not None:
-        return phone.type_hint
-    if phone.number_type == PhoneNumberType.MOBILE:
-        return "mobile"
-    if phone.number_type in _SWITCHBOARD_TYPES:
-        return "hq"
-    if phone.number_type == PhoneNumberType.FIXED_LINE:
-        return "direct"
-    return "other" if phone.valid else None
+def _status(tier: str, modifier: str | None) -> str:
+    if modifier == "dnc" and tier != "p1":
+        tier = "na"  # D15 has no p2/p3 - dnc: a listed number is not to be dialled
+    if modifier is None or modifier not in _ALLOWED[tier]:
+        return tier
+    return f"{tier} - {modifier}"
 
 
-def baseline_status(phone: ParsedPhone) -> str:
+def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> PhoneScore:
     if not phone.valid:
-        return "na"
-    if phone.number_type in _SWITCHBOARD_TYPES or phone.type_hint == "hq":
-        return "p2 - h"
-    if phone.number_type == PhoneNumberType.MOBILE:
-        return "p1"
-    if phone.number_type == PhoneNumberType.FIXED_LINE_OR_MOBILE and phone.type_hint == "mobile":
-        return "p1"
-    if phone.number_type in _LOW_TYPES:
-        return "p3"
-    return "p2"
+        return PhoneScore("na", ("not a valid phone number",), None, 0.0)
+    reasons: list[str] = []
+    fictional = fictional_reason(phone)
+    verified = evidence.verification
+    calls = evidence.calls
+
+    # Modifiers, strongest first: dnc > ivr > h > sf.
+    ivr_path = next((c.ivr_path for c in reversed(calls) if c.ivr_path), None)
+    ivr_path = ivr_path or evidence.directory_ivr_path
+    modifier: str | None = None
+    if evidence.dnc_lists:
+        modifier = "dnc"
+        reasons.append(f"on do-not-call list {', '.join(sorted(evidence.dnc_lists))}")
+    if any(c.outcome == "dnc_request" for c in calls):
+        modifier = "dnc"
+        reasons.append("the person asked not to be called")
+    if any(c.outcome == "ivr" for c in calls) or evidence.directory_ivr_path:
+        modifier = modifier or "ivr"
+        reasons.append("dial tree" + (f" (path {ivr_path})" if ivr_path else ""))
+    switchboard = []
+    if phone.type_hint == "hq":
+        switchboard.append("given as a company line")
+    if evidence.company_line:
+        switchboard.append("a company's main line")
+    if evidence.shared_with:
+        others = evidence.shared_with
+        switchboard.append(f"shared with {others} other {'person' if others == 1 else 'people'}")
+    gatekeepers = sum(1 for c in calls if c.outcome == "gatekeeper")
+    if gatekeepers >= GATEKEEPER_CALLS_FOR_H:
+        switchboard.append(f"answered by a gatekeeper {gatekeepers} times")
+
+    if fictional is not None:
+        return PhoneScore(_status("na", modifier), (fictional, *reasons), ivr_path, 0.0)
+    if verified is not None and not verified.valid:
+        reason = f"not a working number ({verified.provider})"
+        return PhoneScore(_status("na", modifier), (reason, *reasons), ivr_path, 0.0)
+    if _wrong_number(calls):
+        return PhoneScore("na - auth", ("reported as a wrong number", *reasons), ivr_path, 0.0)
+    if _disconnected(calls):
+        reason = "reported disconnected on two different days"
+        return PhoneScore(_status("na", modifier), (reason, *reasons), ivr_path, 0.0)
+
+    kind, source = line_type(phone, evidence)
+    reasons.insert(0, source)
+    if kind == "switchboard" and not switchboard:
+        switchboard.append("a company switchboard")
+    if switchboard:
+        modifier = modifier or "h"
+        reasons.extend(switchboard)
+        kind = "switchboard"
+    recent = calls[-RECENT_CALLS:]
+    if any(c.outcome == "screened" for c in recent):
+        modifier = modifier or "sf"
+        reasons.append("calls are screened")
+
+    prior = PRIORS[kind]
+    probability = estimate(prior, calls, now)
+    if calls:
+        connects = sum(1 for c in calls if c.outcome in CONNECTS)
+        reasons.append(
+            f"{len(calls)} reported call{'s' if len(calls) != 1 else ''}, {connects} connected: "
+            f"estimated connect rate {_percent(probability)}"
+        )
+    else:
+        reasons.append(f"no calls reported: expected connect rate {_percent(prior)}")
+    return PhoneScore(_status(_tier(probability), modifier), tuple(reasons), ivr_path, probability)
 
 
-def phone_entry(phone: ParsedPhone, status: str | None) -> dict[str, Any]:
+def phone_entry(phone: ParsedPhone, score: PhoneScore | None) -> dict[str, Any]:
     return {
         "number": phone.number,
-        "status": status,
+        "status": None if score is None else score.status,
         "type": display_type(phone),
         "country": phone.country,
         "region": phone.region,
         "position": phone.position,
-        "ivrPath": None,
+        "ivrPath": None if score is None else score.ivr_path,
+        "reasons": [] if score is None else list(score.reasons),
     }
 
 
@@ -276,7 +325,27 @@ def unscored(phones: Sequence[ParsedPhone]) -> ContactScore:
     return ContactScore(entries, "Uncontacted", None)
 
 
-def score_contact(fields: dict[str, str], enriched: Sequence[str] = ()) -> ContactScore:
-    parsed = parse_contact_phones(fields, enriched)
-    phones = [phone_entry(p, baseline_status(p)) for p in parsed]
+def score_parsed(
+    parsed: Sequence[ParsedPhone],
+    evidence: Mapping[str, NumberEvidence],
+    now: float,
+    notes: Sequence[str] = (),
+) -> ContactScore:
+    """Scores already parsed numbers; ``notes`` are added to every valid number's reasons."""
+    phones = []
+    for phone in parsed:
+        score = score_phone(phone, evidence.get(phone.e164 or "", NO_EVIDENCE), now)
+        if notes and phone.valid:
+            score = replace(score, reasons=(*score.reasons, *notes))
+        phones.append(phone_entry(phone, score))
     return ContactScore(phones, lead_status(phones), best_phone(phones))
+
+
+def score_contact(
+    fields: dict[str, str],
+    enriched: Sequence[str] = (),
+    evidence: Mapping[str, NumberEvidence] | None = None,
+    *,
+    now: float = 0.0,
+) -> ContactScore:
+    return score_parsed(parse_contact_phones(fields, enriched), evidence or {}, now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dialscore.scoring.engine import ParsedPhone, parse_contact_phones
+from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
 from dialscore.submissions.schemas import CONTACT_INPUT_FIELDS, KNOWN_FIELDS, MAX_FIELD_LENGTH
 
 Kind = Literal["scoring", "enrichment"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialscore.scoring.engine import PHONE_SLOTS
+from dialscore.scoring.numbers import PHONE_SLOTS
 
 # Every string field of the Contact resource a client may send; anything else is kept in
 # unmappedFields. Fields the service computes (ids, statuses, phones) are not inputs.

@@ -1,0 +1,72 @@
+"""What is known about one number besides its digits, gathered before scoring. Pure data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OUTCOMES = (
+    "connected",
+    "right_party",
+    "voicemail",
+    "voicemail_name_match",
+    "no_answer",
+    "busy",
+    "gatekeeper",
+    "ivr",
+    "screened",
+    "wrong_number",
+    "disconnected",
+    "dnc_request",
+)
+BLOCK_CATEGORIES = ("wireless", "landline", "voip")
+VERIFIED_LINE_TYPES = (
+    "mobile",
+    "landline",
+    "voip",
+    "toll_free",
+    "premium",
+    "shared_cost",
+    "personal",
+    "pager",
+    "voicemail",
+    "uan",
+    "unknown",
+)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One reported call to the number: its outcome and when (Unix seconds)."""
+
+    outcome: str
+    at: float
+    ivr_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A verification provider's answer for the number (core scoring)."""
+
+    provider: str
+    line_type: str
+    carrier: str | None = None
+    valid: bool = True
+
+
+@dataclass(frozen=True)
+class NumberEvidence:
+    # The carrier category of the number's imported NANP block.
+    block: str | None = None
+    # The do-not-call lists the number is on.
+    dnc_lists: tuple[str, ...] = ()
+    # Calls the client reported, oldest first.
+    calls: tuple[Call, ...] = field(default_factory=tuple)
+    # How many other people of the same company carry this number in the client's data.
+    shared_with: int = 0
+    # The number is a company's main line in the imported directory (with its dial tree).
+    company_line: bool = False
+    directory_ivr_path: str | None = None
+    verification: Verification | None = None
+
+
+NO_EVIDENCE = NumberEvidence()

@@ -1,0 +1,213 @@
+"""Phone numbers as submitted: parsing, validity, country, region, line type, and the
+fictional numbers that the metadata still calls valid. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import phonenumbers
+from phonenumbers import NumberParseException, PhoneMetadata, PhoneNumberFormat, PhoneNumberType
+from phonenumbers.phonenumberutil import _number_type_helper
+
+from dialscore.scoring.regions import region_for
+
+PHONE_SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
+PHONE_TYPES = ("mobile", "direct", "hq", "other")
+DEFAULT_REGION = "US"
+ENRICHED_TYPE = "Service Enriched Phone"
+
+_TYPE_SYNONYMS = {
+    "mobile": "mobile",
+    "cell": "mobile",
+    "cellular": "mobile",
+    "mobile phone": "mobile",
+    "cell phone": "mobile",
+    "wireless": "mobile",
+    "direct": "direct",
+    "work": "direct",
+    "office": "direct",
+    "direct dial": "direct",
+    "landline": "direct",
+    "business": "direct",
+    "hq": "hq",
+    "main": "hq",
+    "company": "hq",
+    "switchboard": "hq",
+    "headquarters": "hq",
+    "other": "other",
+}
+
+_SWITCHBOARD_TYPES = {PhoneNumberType.TOLL_FREE, PhoneNumberType.SHARED_COST}
+_LOW_TYPES = {
+    PhoneNumberType.VOIP,
+    PhoneNumberType.PERSONAL_NUMBER,
+    PhoneNumberType.PAGER,
+    PhoneNumberType.UAN,
+    PhoneNumberType.VOICEMAIL,
+    PhoneNumberType.PREMIUM_RATE,
+}
+
+
+@dataclass(frozen=True)
+class ParsedPhone:
+    raw: str
+    position: int
+    slot: str
+    type_hint: str | None
+    e164: str | None
+    country: str | None
+    region: str | None
+    number_type: int | None
+    extension: str | None
+
+    @property
+    def valid(self) -> bool:
+        return self.e164 is not None
+
+    @property
+    def number(self) -> str:
+        return self.e164 or self.raw
+
+
+def normalise_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return _TYPE_SYNONYMS.get(value.strip().lower(), "other")
+
+
+def _region_hint(value: str | None) -> str:
+    if value:
+        code = value.strip().upper()
+        if len(code) == 2 and code in phonenumbers.SUPPORTED_REGIONS:
+            return code
+    return DEFAULT_REGION
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    e164: str
+    country: str | None
+    region: str | None
+    number_type: int
+    extension: str | None
+
+
+@lru_cache(maxsize=65_536)
+def _analyse(text: str, region_hint: str) -> _Analysis | None:
+    """Validity, country and line type of one number, resolving its region only once.
+
+    ``is_valid_number`` and ``number_type`` each look the region up again; together with
+    ``region_code_for_number`` that tripled the cost of every number. This is the same test
+    ``is_valid_number`` makes: the number matches a type pattern of its own region."""
+    try:
+        parsed = phonenumbers.parse(text, region_hint)
+    except NumberParseException:
+        return None
+    country = phonenumbers.region_code_for_number(parsed)
+    if country is None:
+        return None
+    metadata = PhoneMetadata.metadata_for_region_or_calling_code(parsed.country_code or 0, country)
+    if metadata is None:
+        return None
+    line_type = _number_type_helper(phonenumbers.national_significant_number(parsed), metadata)
+    if line_type == PhoneNumberType.UNKNOWN:
+        return None
+    return _Analysis(
+        e164=phonenumbers.format_number(parsed, PhoneNumberFormat.E164),
+        country=None if country == "001" else country,
+        region=region_for(parsed.country_code or 0, country),
+        number_type=line_type,
+        extension=parsed.extension or None,
+    )
+
+
+def parse_phone(
+    raw: str, *, position: int, slot: str, type_hint: str | None, country_hint: str | None
+) -> ParsedPhone:
+    """Parses one submitted number; a number without '+' is read in its country (default US)."""
+    text = raw.strip()
+    analysis = _analyse(text, _region_hint(country_hint))
+    hint = normalise_type(type_hint)
+    if analysis is None:
+        return ParsedPhone(text, position, slot, hint, None, None, None, None, None)
+    return ParsedPhone(
+        raw=text,
+        position=position,
+        slot=slot,
+        type_hint=hint,
+        e164=analysis.e164,
+        country=analysis.country,
+        region=analysis.region,
+        number_type=analysis.number_type,
+        extension=analysis.extension,
+    )
+
+
+def parse_contact_phones(fields: dict[str, str], enriched: Sequence[str] = ()) -> list[ParsedPhone]:
+    """The contact's submitted numbers in slot order, empty slots skipped, then the numbers
+    enrichment found (D19: positions continue, type ``Service Enriched Phone N``)."""
+    phones: list[ParsedPhone] = []
+    for slot in PHONE_SLOTS:
+        raw = fields.get(slot)
+        if raw is None or not raw.strip():
+            continue
+        phones.append(
+            parse_phone(
+                raw,
+                position=len(phones) + 1,
+                slot=slot,
+                type_hint=fields.get(f"{slot}Type"),
+                country_hint=fields.get(f"{slot}Country"),
+            )
+        )
+    for index, raw in enumerate(enriched, start=1):
+        parsed = parse_phone(
+            raw, position=len(phones) + 1, slot="", type_hint=None, country_hint=None
+        )
+        phones.append(replace(parsed, type_hint=f"{ENRICHED_TYPE} {index}"))
+    return phones
+
+
+def display_type(phone: ParsedPhone) -> str | None:
+    if phone.type_hint is not None:
+        return phone.type_hint
+    if phone.number_type == PhoneNumberType.MOBILE:
+        return "mobile"
+    if phone.number_type in _SWITCHBOARD_TYPES:
+        return "hq"
+    if phone.number_type == PhoneNumberType.FIXED_LINE:
+        return "direct"
+    return "other" if phone.valid else None
+
+
+# -- fictional numbers ------------------------------------------------------------------------
+
+_RUN_UP = "01234567890123456789"
+_RUN_DOWN = "98765432109876543210"
+_N11 = re.compile(r"[2-9]11")
+
+
+def fictional_reason(phone: ParsedPhone) -> str | None:
+    """Why a number the metadata calls valid is still not a real line, or None.
+
+    NANP: 555-0100 to 555-0199 (reserved for fiction), 555-1212 (directory assistance), N11
+    exchanges (service codes); anywhere: all digits the same, or a running sequence."""
+    if phone.e164 is None:
+        return None
+    national = phone.e164[2:] if phone.e164.startswith("+1") else None
+    if national is not None and len(national) == 10:
+        exchange, line = national[3:6], national[6:]
+        if exchange == "555" and ("0100" <= line <= "0199" or line == "1212"):
+            return f"fictional number (555-{line})"
+        if _N11.fullmatch(exchange) or _N11.fullmatch(national[:3]):
+            return "N11 service code, not a subscriber line"
+    # The subscriber part: NANP's exchange and line (7 digits), elsewhere the last 8 digits.
+    subscriber = phone.e164[-7:] if national is not None else phone.e164[-8:]
+    if len(set(subscriber)) == 1:
+        return "placeholder number (all digits the same)"
+    if subscriber in _RUN_UP or subscriber in _RUN_DOWN:
+        return "placeholder number (running digits)"
+    return None

@@ -1,0 +1,119 @@
+"""Every query of the scoring domain: the evidence for a batch of numbers, a few queries per
+batch whatever its size (IN lists in chunks), never one query per phone."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from datetime import datetime
+from typing import TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+
+CHUNK = 500
+T = TypeVar("T")
+
+
+def chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+async def block_categories(session: AsyncSession, prefixes: Collection[str]) -> dict[str, str]:
+    """Category by block prefix (NPA-NXX and NPA-NXX-X) for the given prefixes."""
+    found: dict[str, str] = {}
+    for part in chunks(sorted(prefixes)):
+        rows = await session.execute(
+            select(NumberBlock.prefix, NumberBlock.category).where(NumberBlock.prefix.in_(part))
+        )
+        found.update({prefix: category for prefix, category in rows})
+    return found
+
+
+async def dnc_lists(session: AsyncSession, numbers: Collection[int]) -> dict[int, list[str]]:
+    """The do-not-call lists of each listed number (E.164 digits)."""
+    found: dict[int, list[str]] = defaultdict(list)
+    for part in chunks(sorted(numbers)):
+        rows = await session.execute(
+            select(DncNumber.number, DncNumber.list_name).where(DncNumber.number.in_(part))
+        )
+        for number, name in rows:
+            found[number].append(name)
+    return found
+
+
+async def company_lines(session: AsyncSession, numbers: Collection[str]) -> dict[str, str | None]:
+    """The numbers that are company main lines, with their dial-tree path if known."""
+    found: dict[str, str | None] = {}
+    for part in chunks(sorted(numbers)):
+        rows = await session.execute(
+            select(CompanyLine.number, CompanyLine.ivr_path).where(CompanyLine.number.in_(part))
+        )
+        found.update({number: path for number, path in rows})
+    return found
+
+
+async def call_history(
+    session: AsyncSession, client_id: str, numbers: Collection[str]
+) -> dict[str, list[tuple[str, datetime, str | None]]]:
+    """The client's reported calls per number, oldest first."""
+    found: dict[str, list[tuple[str, datetime, str | None]]] = defaultdict(list)
+    for part in chunks(sorted(numbers)):
+        rows = await session.execute(
+            select(
+                CallOutcome.number, CallOutcome.outcome, CallOutcome.called_at, CallOutcome.ivr_path
+            )
+            .where(CallOutcome.client_id == client_id, CallOutcome.number.in_(part))
+            .order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
+        )
+        for number, outcome, called_at, ivr_path in rows:
+            found[number].append((outcome, called_at, ivr_path))
+    return found
+
+
+async def index_contact_numbers(
+    session: AsyncSession, rows: Sequence[dict[str, str | None]]
+) -> None:
+    """Records which numbers the client's contacts carry; rows already there are kept."""
+    if not rows:
+        return
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    for part in chunks(rows):
+        await session.execute(insert(ContactNumber).values(part).on_conflict_do_nothing())
+
+
+async def people_per_company_number(
+    session: AsyncSession, client_id: str, numbers: Collection[str]
+) -> dict[tuple[str, str], int]:
+    """How many different people of each company carry each number, in the client's data."""
+    found: dict[tuple[str, str], int] = {}
+    for part in chunks(sorted(numbers)):
+        rows = await session.execute(
+            select(
+                ContactNumber.number,
+                ContactNumber.company_key,
+                func.count(func.distinct(ContactNumber.person_key)),
+            )
+            .where(
+                ContactNumber.client_id == client_id,
+                ContactNumber.number.in_(part),
+                ContactNumber.company_key.is_not(None),
+            )
+            .group_by(ContactNumber.number, ContactNumber.company_key)
+        )
+        for number, company, people in rows:
+            if company is not None:
+                found[(number, company)] = int(people)
+    return found

@@ -1,0 +1,210 @@
+"""Scoring use cases: gather the evidence for a batch of contacts in a few queries, verify
+numbers with the configured providers (core scoring), and score with the pure engine."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.scoring import repository as repo
+from dialscore.scoring.engine import ContactScore, score_parsed
+from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
+from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
+
+log = structlog.get_logger(__name__)
+
+NO_PROVIDER_NOTE = "core scoring: no verification provider is configured, scored as lightning"
+
+_LEGAL_SUFFIXES = {
+    "inc", "incorporated", "llc", "ltd", "limited", "corp", "corporation", "co", "company",
+    "plc", "gmbh", "ag", "sa", "sas", "sarl", "bv", "nv", "srl", "spa", "pty", "oy", "ab", "as",
+    "kk", "lp", "llp", "group", "holdings",
+}  # fmt: skip
+_FREE_MAIL = {
+    "gmail.com", "googlemail.com", "yahoo.com", "hotmail.com", "outlook.com", "live.com",
+    "aol.com", "icloud.com", "me.com", "proton.me", "protonmail.com", "gmx.de", "gmx.net",
+    "web.de", "mail.com", "yandex.ru", "qq.com", "163.com",
+}  # fmt: skip
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+class Verifier(Protocol):
+    """A line-type verification provider (core scoring)."""
+
+    name: str
+
+    async def verify(self, numbers: Sequence[str]) -> dict[str, Verification]: ...
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _domain(value: str) -> str | None:
+    text = value.strip().lower()
+    if "@" in text:
+        text = text.rsplit("@", 1)[1]
+    text = re.sub(r"^[a-z]+://", "", text).split("/", 1)[0].split(":", 1)[0]
+    text = text.removeprefix("www.")
+    return text if "." in text else None
+
+
+def company_key(fields: Mapping[str, Any]) -> str | None:
+    """The contact's company, comparable across contacts: its name without legal suffixes,
+    else its website's domain, else its email's domain unless that is a free mail service."""
+    account = fields.get("companyAccount")
+    if isinstance(account, str) and account.strip():
+        words = [w for w in _NON_WORD.split(_fold(account)) if w]
+        while len(words) > 1 and words[-1] in _LEGAL_SUFFIXES:
+            words.pop()
+        if words:
+            return "name:" + " ".join(words)
+    for name in ("website", "email"):
+        value = fields.get(name)
+        if isinstance(value, str) and value.strip():
+            domain = _domain(value)
+            if domain and domain not in _FREE_MAIL:
+                return "domain:" + domain
+    return None
+
+
+def person_key(fields: Mapping[str, Any]) -> str:
+    parts = [fields.get("firstName"), fields.get("lastName")]
+    return " ".join(
+        " ".join(_NON_WORD.split(_fold(p))).strip() for p in parts if isinstance(p, str)
+    )
+
+
+@dataclass(frozen=True)
+class ScoringItem:
+    """A contact to score: its id, its fields and its parsed numbers."""
+
+    contact_id: str
+    fields: Mapping[str, Any]
+    phones: Sequence[ParsedPhone]
+
+
+def item(contact_id: str, fields: Mapping[str, Any], enriched: Sequence[str] = ()) -> ScoringItem:
+    return ScoringItem(contact_id, fields, parse_contact_phones(dict(fields), enriched))
+
+
+async def index_numbers(
+    session: AsyncSession, client_id: str, items: Sequence[ScoringItem]
+) -> None:
+    """Records the numbers the contacts carry, for switchboard evidence (idempotent)."""
+    rows = [
+        {
+            "contact_id": it.contact_id,
+            "number": phone.e164,
+            "client_id": client_id,
+            "company_key": company_key(it.fields),
+            "person_key": person_key(it.fields),
+        }
+        for it in items
+        for phone in it.phones
+        if phone.e164 is not None
+    ]
+    unique = list({(r["contact_id"], r["number"]): r for r in rows}.values())
+    await repo.index_contact_numbers(session, unique)
+
+
+async def verify(verifiers: Sequence[Verifier], numbers: Sequence[str]) -> dict[str, Verification]:
+    """Each provider's answers, the first provider that answered for a number winning."""
+    found: dict[str, Verification] = {}
+    for verifier in verifiers:
+        missing = [n for n in numbers if n not in found]
+        if not missing:
+            break
+        try:
+            answers = await verifier.verify(missing)
+        except Exception:
+            log.exception("verification provider failed", provider=verifier.name)
+            continue
+        for number, answer in answers.items():
+            found.setdefault(number, answer)
+    return found
+
+
+def _nanp_prefixes(number: str) -> tuple[str, str] | None:
+    if number.startswith("+1") and len(number) == 12:
+        national = number[2:]
+        return national[:6], national[:7]
+    return None
+
+
+async def evidence_for(
+    session: AsyncSession,
+    client_id: str,
+    items: Sequence[ScoringItem],
+    verifications: Mapping[str, Verification] | None = None,
+) -> list[dict[str, NumberEvidence]]:
+    """The evidence per number for each item, in five queries for the whole batch."""
+    numbers = {p.e164 for it in items for p in it.phones if p.e164 is not None}
+    if not numbers:
+        return [{} for _ in items]
+    prefixes = {prefix for n in numbers for prefix in (_nanp_prefixes(n) or ())}
+    blocks = await repo.block_categories(session, prefixes)
+    listed = await repo.dnc_lists(session, {int(n[1:]) for n in numbers})
+    lines = await repo.company_lines(session, numbers)
+    history = await repo.call_history(session, client_id, numbers)
+    people = await repo.people_per_company_number(session, client_id, numbers)
+    verifications = verifications or {}
+
+    base: dict[str, NumberEvidence] = {}
+    for number in numbers:
+        nanp = _nanp_prefixes(number)
+        block = None
+        if nanp is not None:
+            block = blocks.get(nanp[1]) or blocks.get(nanp[0])
+        calls = tuple(
+            Call(outcome, called_at.timestamp(), ivr_path)
+            for outcome, called_at, ivr_path in history.get(number, ())
+        )
+        base[number] = NumberEvidence(
+            block=block,
+            dnc_lists=tuple(sorted(listed.get(int(number[1:]), ()))),
+            calls=calls,
+            company_line=number in lines,
+            directory_ivr_path=lines.get(number),
+            verification=verifications.get(number),
+        )
+    out = []
+    for it in items:
+        company = company_key(it.fields)
+        per_number = {}
+        for phone in it.phones:
+            if phone.e164 is None:
+                continue
+            evidence = base.get(phone.e164, NO_EVIDENCE)
+            if company is not None:
+                others = people.get((phone.e164, company), 0) - 1
+                if others > 0:
+                    evidence = replace(evidence, shared_with=others)
+            per_number[phone.e164] = evidence
+        out.append(per_number)
+    return out
+
+
+async def score_items(
+    session: AsyncSession,
+    client_id: str,
+    items: Sequence[ScoringItem],
+    *,
+    now: float,
+    core: bool = False,
+    verifications: Mapping[str, Verification] | None = None,
+    verifiers: Sequence[Verifier] = (),
+) -> list[ContactScore]:
+    """Scores a batch: the evidence in a few queries, then the pure engine per contact."""
+    evidence = await evidence_for(session, client_id, items, verifications)
+    notes: tuple[str, ...] = ()
+    if core and not verifiers:
+        notes = (NO_PROVIDER_NOTE,)
+    return [score_parsed(it.phones, ev, now, notes) for it, ev in zip(items, evidence, strict=True)]
