@@ -57,6 +57,15 @@ class Settings(BaseSettings):
     rate_limit_failure_mode: Literal["fail-open", "fail-closed"] = "fail-open"
     rate_limit_redis_timeout: float = Field(default=0.25, gt=0)
 
+    # Core scoring: Twilio Lookup v2 (line type intelligence).
+    # Both credentials set: the provider is on; neither: core scoring equals lightning.
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = None
+    twilio_base_url: str = "https://lookups.twilio.com"
+    twilio_max_in_flight: int = Field(default=10, ge=1)
+    twilio_rate_per_second: float = Field(default=50.0, gt=0)
+    twilio_timeout: float = Field(default=5.0, gt=0)
+
     max_body_bytes: int = 10 * 1024 * 1024
     idempotency_ttl_hours: int = 24
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from dialscore.accounts.dependencies import CurrentPrincipal
@@ -16,10 +16,14 @@ from dialscore.jobs.schemas import (
     present_contact,
     present_job,
 )
-from dialscore.kit.deps import ReadSession
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import ReadSession, StateDep, WriteSession
 from dialscore.kit.envelope import data
-from dialscore.kit.errors import ERROR_RESPONSES
+from dialscore.kit.errors import ERROR_RESPONSES, BadRequest, ErrorBody
+from dialscore.kit.http import read_json_body
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
+from dialscore.submissions import service as submissions
+from dialscore.submissions.schemas import ScoringResponse
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], responses=ERROR_RESPONSES)
 
@@ -67,3 +71,36 @@ async def get_job_contacts(
             }
         )
     )
+
+
+@router.post(
+    "/{jobId}/rescore",
+    response_model=ScoringResponse,
+    summary="Score a finished job's contacts again with today's evidence, as a new job",
+    responses={
+        402: {"model": ErrorBody, "description": "The balance does not cover the charge"},
+        409: {"model": ErrorBody, "description": "The job has not finished"},
+    },
+)
+async def rescore_job(
+    jobId: str,
+    request: Request,
+    principal: CurrentPrincipal,
+    session: WriteSession,
+    state: StateDep,
+) -> dict[str, Any]:
+    body: Any = {}
+    if await request.body():
+        body = await read_json_body(request, state.settings.max_body_bytes)
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    response = await submissions.rescore(
+        session,
+        principal=principal,
+        job_id=jobId,
+        now=utcnow(),
+        name=submissions.parse_name(body),
+    )
+    await session.commit()
+    state.wake("relay")
+    return response

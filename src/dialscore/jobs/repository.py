@@ -87,6 +87,15 @@ async def pending_contacts(session: AsyncSession, job_id: str, limit: int) -> Se
     return rows.all()
 
 
+async def scored_contacts(session: AsyncSession, job_id: str) -> Sequence[Contact]:
+    rows = await session.scalars(
+        select(Contact)
+        .where(Contact.job_id == job_id, Contact.state == "scored")
+        .order_by(Contact.ordinal)
+    )
+    return rows.all()
+
+
 async def pending_contact_fields(
     session: AsyncSession, job_id: str
 ) -> list[tuple[str, dict[str, Any]]]:

@@ -21,6 +21,8 @@ from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
+from dialscore.scoring.numbers import enriched_numbers
+from dialscore.scoring.providers import VerificationProvider
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 from dialscore.worker import outbox
@@ -82,6 +84,9 @@ async def _enrich(
     job: Job, contact: Contact, sources: Sequence[EnrichmentSource]
 ) -> _Enriched | None:
     """The numbers enrichment found for the contact; None when it found none (rejected)."""
+    if job.job_type == "rescoring":
+        # Scored again as they were: with the numbers enrichment found the first time.
+        return _Enriched(enriched_numbers(contact.phones), contact.enrichment_contact_id)
     if job.job_type not in ENRICHMENT_JOB_TYPES:
         return _Enriched([], None)
     found = await run_waterfall(sources, contact.fields)
@@ -133,7 +138,7 @@ async def process_job(
     outbox_id: int,
     settings: ProcessingSettings,
     sources: Sequence[EnrichmentSource] = (),
-    verifiers: Sequence[scoring.Verifier] = (),
+    verifiers: Sequence[VerificationProvider] = (),
     on_events: Callable[[], None] | None = None,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.

@@ -21,5 +21,6 @@ async def process_job(context: TaskContext, *, outbox_id: int, job_id: str) -> N
             job_lease=timedelta(seconds=settings.job_lease_seconds),
             outbox_lease=timedelta(seconds=settings.outbox_lease_seconds),
         ),
+        verifiers=context.providers,
         on_events=lambda: context.wake("dispatcher"),
     )

@@ -329,14 +329,15 @@ def score_parsed(
     parsed: Sequence[ParsedPhone],
     evidence: Mapping[str, NumberEvidence],
     now: float,
-    notes: Sequence[str] = (),
+    notes: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ContactScore:
-    """Scores already parsed numbers; ``notes`` are added to every valid number's reasons."""
+    """Scores already parsed numbers; ``notes`` adds reasons to numbers (by E.164)."""
     phones = []
     for phone in parsed:
         score = score_phone(phone, evidence.get(phone.e164 or "", NO_EVIDENCE), now)
-        if notes and phone.valid:
-            score = replace(score, reasons=(*score.reasons, *notes))
+        extra = notes.get(phone.e164 or "") if notes else None
+        if extra:
+            score = replace(score, reasons=(*score.reasons, *extra))
         phones.append(phone_entry(phone, score))
     return ContactScore(phones, lead_status(phones), best_phone(phones))
 

@@ -52,6 +52,13 @@ class Verification:
     carrier: str | None = None
     valid: bool = True
 
+    def __post_init__(self) -> None:
+        if self.line_type not in VERIFIED_LINE_TYPES:
+            raise ValueError(
+                f"line_type {self.line_type!r} is not one of "
+                f"{', '.join(sorted(VERIFIED_LINE_TYPES))}"
+            )
+
 
 @dataclass(frozen=True)
 class NumberEvidence:

@@ -4,9 +4,10 @@ fictional numbers that the metadata still calls valid. Pure."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 import phonenumbers
 from phonenumbers import NumberParseException, PhoneMetadata, PhoneNumberFormat, PhoneNumberType
@@ -169,6 +170,15 @@ def parse_contact_phones(fields: dict[str, str], enriched: Sequence[str] = ()) -
         )
         phones.append(replace(parsed, type_hint=f"{ENRICHED_TYPE} {index}"))
     return phones
+
+
+def enriched_numbers(phones: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The numbers enrichment added to a scored contact's phone entries, in order."""
+    return [
+        str(p["number"])
+        for p in phones
+        if p.get("number") and str(p.get("type") or "").startswith(ENRICHED_TYPE)
+    ]
 
 
 def display_type(phone: ParsedPhone) -> str | None:

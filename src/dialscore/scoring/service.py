@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,10 +16,12 @@ from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import ContactScore, score_parsed
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
+from dialscore.scoring.providers import VerificationProvider
 
 log = structlog.get_logger(__name__)
 
 NO_PROVIDER_NOTE = "core scoring: no verification provider is configured, scored as lightning"
+UNVERIFIED_NOTE = "core scoring: no provider could verify this number, scored as lightning"
 
 _LEGAL_SUFFIXES = {
     "inc", "incorporated", "llc", "ltd", "limited", "corp", "corporation", "co", "company",
@@ -32,14 +34,6 @@ _FREE_MAIL = {
     "web.de", "mail.com", "yandex.ru", "qq.com", "163.com",
 }  # fmt: skip
 _NON_WORD = re.compile(r"[^a-z0-9]+")
-
-
-class Verifier(Protocol):
-    """A line-type verification provider (core scoring)."""
-
-    name: str
-
-    async def verify(self, numbers: Sequence[str]) -> dict[str, Verification]: ...
 
 
 def _fold(text: str) -> str:
@@ -115,7 +109,9 @@ async def index_numbers(
     await repo.index_contact_numbers(session, unique)
 
 
-async def verify(verifiers: Sequence[Verifier], numbers: Sequence[str]) -> dict[str, Verification]:
+async def verify(
+    verifiers: Sequence[VerificationProvider], numbers: Sequence[str]
+) -> dict[str, Verification]:
     """Each provider's answers, the first provider that answered for a number winning."""
     found: dict[str, Verification] = {}
     for verifier in verifiers:
@@ -200,11 +196,16 @@ async def score_items(
     now: float,
     core: bool = False,
     verifications: Mapping[str, Verification] | None = None,
-    verifiers: Sequence[Verifier] = (),
+    verifiers: Sequence[VerificationProvider] = (),
 ) -> list[ContactScore]:
     """Scores a batch: the evidence in a few queries, then the pure engine per contact."""
     evidence = await evidence_for(session, client_id, items, verifications)
-    notes: tuple[str, ...] = ()
-    if core and not verifiers:
-        notes = (NO_PROVIDER_NOTE,)
+    notes: dict[str, tuple[str, ...]] = {}
+    if core:
+        verified = verifications or {}
+        for number in {p.e164 for it in items for p in it.phones if p.e164 is not None}:
+            if not verifiers:
+                notes[number] = (NO_PROVIDER_NOTE,)
+            elif number not in verified:
+                notes[number] = (UNVERIFIED_NOTE,)
     return [score_parsed(it.phones, ev, now, notes) for it, ev in zip(items, evidence, strict=True)]

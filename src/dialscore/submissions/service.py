@@ -14,12 +14,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
 from dialscore.jobs import repository as jobs_repo
+from dialscore.jobs import service as jobs_service
+from dialscore.jobs.schemas import TERMINAL_STATES
 from dialscore.jobs.service import schedule_processing
 from dialscore.kit.clock import new_id
 from dialscore.kit.envelope import number
 from dialscore.kit.errors import BadRequest, Conflict, Forbidden
 from dialscore.models import Job
 from dialscore.scoring.engine import unscored
+from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 from dialscore.submissions import repository as repo
 from dialscore.submissions.rules import Kind, PreparedContact, Rejected, prepare
 from dialscore.submissions.schemas import MAX_CONTACTS, SCORING_TYPES
@@ -66,14 +69,19 @@ def parse_request(body: Any) -> SubmissionRequest:
         scoring_type = "lightning"
     if scoring_type not in SCORING_TYPES:
         raise BadRequest(f"'scoringType' must be one of {', '.join(SCORING_TYPES)}")
+    return SubmissionRequest(contacts=contacts, scoring_type=scoring_type, name=parse_name(body))
+
+
+def parse_name(body: dict[str, Any]) -> str | None:
+    """The optional job ``name`` of a request body."""
     name = body.get("name")
-    if name is not None:
-        if not isinstance(name, str) or not name.strip():
-            raise BadRequest("'name' must be a non-empty string")
-        if len(name) > MAX_NAME_LENGTH:
-            raise BadRequest(f"'name' is longer than {MAX_NAME_LENGTH} characters")
-        name = name.strip()
-    return SubmissionRequest(contacts=contacts, scoring_type=scoring_type, name=name)
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.strip():
+        raise BadRequest("'name' must be a non-empty string")
+    if len(name) > MAX_NAME_LENGTH:
+        raise BadRequest(f"'name' is longer than {MAX_NAME_LENGTH} characters")
+    return name.strip()
 
 
 def require_feature(plan: EffectivePlan, kind: Kind, scoring_type: str) -> None:
@@ -244,3 +252,85 @@ async def submit(
             now=now,
         )
     return response, False
+
+
+async def rescore(
+    session: AsyncSession, *, principal: Principal, job_id: str, now: datetime, name: str | None
+) -> dict[str, Any]:
+    """A ``rescoring`` job scoring the scored contacts of a finished job again, with the
+    evidence known now; charged like a scoring submission of the same numbers."""
+    source = await jobs_service.job_of(session, principal, job_id)
+    if source.status not in TERMINAL_STATES:
+        raise Conflict("the job is still being processed: rescore it once it has finished")
+    require_feature(principal.plan, "scoring", source.scoring_type)
+    contacts = await jobs_repo.scored_contacts(session, source.id)
+    if not contacts:
+        raise BadRequest("the job has no scored contacts to rescore")
+    parsed = [parse_contact_phones(dict(c.fields), enriched_numbers(c.phones)) for c in contacts]
+    units = sum(len({p.e164 for p in phones if p.e164 is not None}) for phones in parsed)
+    plan = principal.plan
+    cost = plan.cost_per_phone * units
+    job_type = "rescoring"
+    job = Job(
+        id=new_id(),
+        client_id=principal.client_id,
+        user_id=principal.user_id,
+        job_type=job_type,
+        scoring_type=source.scoring_type,
+        name=name or f"{job_type} {now.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+        source="api",
+        status="Init",
+        total_count=len(contacts),
+        accepted_count=len(contacts),
+        processed_count=0,
+        enrichment_rejected_count=0,
+        created_at=now,
+        updated_at=now,
+    )
+    remaining = await accounts.charge(
+        session,
+        client_id=principal.client_id,
+        user_id=principal.user_id,
+        amount=cost,
+        reason=f"rescoring of job {source.id}",
+        job_id=job.id,
+    )
+    jobs_repo.add_job(session, job)
+    await session.flush()
+    rows = []
+    for ordinal, (contact, phones) in enumerate(zip(contacts, parsed, strict=True), start=1):
+        score = unscored(phones)
+        rows.append(
+            {
+                "id": new_id(),
+                "job_id": job.id,
+                "client_id": job.client_id,
+                "user_id": job.user_id,
+                "ordinal": ordinal,
+                "state": "pending",
+                "first_name": contact.first_name,
+                "last_name": contact.last_name,
+                "email": contact.email,
+                "company_account": contact.company_account,
+                "linkedin_url": contact.linkedin_url,
+                "fields": contact.fields,
+                "unmapped_fields": contact.unmapped_fields,
+                "phones": score.phones,
+                "lead_status": score.lead_status,
+                "best_phone": None,
+                "enrichment_contact_id": contact.enrichment_contact_id,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+    await jobs_repo.insert_contacts(session, rows)
+    schedule_processing(session, job.id)
+    return {
+        "data": {
+            "totalRecordCount": len(contacts),
+            "acceptedRecordCount": len(contacts),
+            "jobId": job.id,
+        },
+        "credits": _credits_block("scoring", plan, cost, remaining, units),
+        "error": None,
+    }

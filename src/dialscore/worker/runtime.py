@@ -17,6 +17,7 @@ from dramatiq.middleware import AsyncIO, Middleware
 
 from dialscore.config import Settings
 from dialscore.kit.db import Database
+from dialscore.scoring.providers import VerificationProvider, providers_from_settings
 from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
 from dialscore.worker.registry import Task, load_tasks
@@ -31,6 +32,19 @@ class TaskContext:
 
     settings: Settings
     db: Database
+    # Verification providers of core scoring, made on first use on the worker's event loop.
+    _providers: list[VerificationProvider] | None = None
+
+    @property
+    def providers(self) -> list[VerificationProvider]:
+        if self._providers is None:
+            self._providers = providers_from_settings(self.settings)
+        return self._providers
+
+    async def close(self) -> None:
+        for provider in self._providers or ():
+            await provider.close()
+        await self.db.dispose()
 
     def wake(self, name: str) -> None:
         """Asks a background loop of this process (such as the dispatcher) to look now."""
@@ -61,7 +75,7 @@ class _TaskContextMiddleware(Middleware):
         global _context
         loop_thread = get_event_loop_thread()
         if _context is not None and loop_thread is not None:
-            loop_thread.run_coroutine(_context.db.dispose())
+            loop_thread.run_coroutine(_context.close())
         _context = None
 
 

@@ -1,0 +1,63 @@
+"""Verification providers for core scoring: what they promise, and which ones are configured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from dialscore.scoring.evidence import VERIFIED_LINE_TYPES, Verification
+
+# Our vocabulary of line types; every provider maps its own onto these.
+LINE_TYPES = frozenset(VERIFIED_LINE_TYPES)
+__all__ = ["LINE_TYPES", "ProviderUnavailable", "Verification", "VerificationProvider"]
+
+if TYPE_CHECKING:
+    from dialscore.config import Settings
+
+
+class ProviderUnavailable(Exception):
+    """The provider cannot answer at all (down, unreachable or misconfigured)."""
+
+    def __init__(self, provider: str, reason: str) -> None:
+        super().__init__(f"{provider}: {reason}")
+        self.provider = provider
+        self.reason = reason
+
+
+class VerificationProvider(Protocol):
+    name: str
+
+    async def verify(self, numbers: Sequence[str]) -> dict[str, Verification]:
+        """Verifications keyed by the E.164 numbers given; numbers not verified are absent.
+
+        Never raises for one number (such failures are logged and the number left out);
+        raises ProviderUnavailable when the service cannot answer at all."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
+    """The configured providers, in the order they are consulted; empty when none is.
+
+    A half-configured provider is an operator's mistake, refused with ValueError rather than
+    silently scored as lightning."""
+    from dialscore.scoring.twilio import TwilioLookup
+
+    providers: list[VerificationProvider] = []
+    sid, token = settings.twilio_account_sid, settings.twilio_auth_token
+    if sid and token:
+        providers.append(
+            TwilioLookup(
+                sid,
+                token,
+                base_url=settings.twilio_base_url,
+                max_in_flight=settings.twilio_max_in_flight,
+                rate_per_second=settings.twilio_rate_per_second,
+                timeout=settings.twilio_timeout,
+            )
+        )
+    elif sid or token:
+        missing = "DIALSCORE_TWILIO_AUTH_TOKEN" if sid else "DIALSCORE_TWILIO_ACCOUNT_SID"
+        raise ValueError(f"Twilio Lookup is half configured: set {missing} too, or neither")
+    return providers

@@ -1,0 +1,682 @@
+"""Verification providers for core scoring (issue 8): the Twilio Lookup v2 adapter against a
+local fake of Lookup on 127.0.0.1 that serves Twilio's documented answers.
+
+Waiting is done by an injected clock and sleep, so backoff, Retry-After and pacing are read
+from the recorded waits instead of being sat through; only request timeouts take real time
+(a fraction of a second each)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import pytest
+from structlog.testing import capture_logs
+
+from dialscore.config import Settings
+from dialscore.scoring.providers import (
+    LINE_TYPES,
+    ProviderUnavailable,
+    Verification,
+    VerificationProvider,
+    providers_from_settings,
+)
+from dialscore.scoring.twilio import TWILIO_LINE_TYPES, TokenBucket, TwilioLookup
+
+SID = "AC" + "0123456789abcdef" * 2
+TOKEN = "fake-auth-token"
+# How long the fake holds a request it was told to hold, at most (the client gives up sooner).
+HOLD_LIMIT = 5.0
+
+
+def lookup_answer(
+    number: str,
+    line_type: str | None,
+    carrier: str | None = None,
+    *,
+    mcc: str | None = None,
+    mnc: str | None = None,
+    error_code: int | None = None,
+) -> dict[str, Any]:
+    """A documented Lookup v2 answer with Fields=line_type_intelligence for a valid number."""
+    return {
+        "calling_country_code": "1",
+        "country_code": "US",
+        "phone_number": number,
+        "national_format": f"({number[2:5]}) {number[5:8]}-{number[8:]}",
+        "valid": True,
+        "validation_errors": [],
+        "caller_name": None,
+        "sim_swap": None,
+        "call_forwarding": None,
+        "line_status": None,
+        "line_type_intelligence": {
+            "carrier_name": carrier,
+            "error_code": error_code,
+            "mobile_country_code": mcc,
+            "mobile_network_code": mnc,
+            "type": line_type,
+        },
+        "identity_match": None,
+        "reassigned_number": None,
+        "sms_pumping_risk": None,
+        "phone_number_quality_score": None,
+        "pre_fill": None,
+        "url": f"https://lookups.twilio.com/v2/PhoneNumbers/{number}",
+    }
+
+
+def invalid_answer(number: str, error: str) -> dict[str, Any]:
+    """Lookup's answer for a number that is not valid: no data package, a validation error."""
+    return {
+        "calling_country_code": None,
+        "country_code": None,
+        "phone_number": number,
+        "national_format": None,
+        "valid": False,
+        "validation_errors": [error],
+        "caller_name": None,
+        "sim_swap": None,
+        "call_forwarding": None,
+        "line_status": None,
+        "line_type_intelligence": None,
+        "identity_match": None,
+        "reassigned_number": None,
+        "sms_pumping_risk": None,
+        "phone_number_quality_score": None,
+        "pre_fill": None,
+        "url": f"https://lookups.twilio.com/v2/PhoneNumbers/{number}",
+    }
+
+
+def twilio_error(status: int, code: int, message: str) -> dict[str, Any]:
+    return {
+        "code": code,
+        "message": message,
+        "more_info": f"https://www.twilio.com/docs/errors/{code}",
+        "status": status,
+    }
+
+
+# Twilio type → (number, carrier, our type). Carriers only where Twilio documents them.
+TYPED_LINES: dict[str, tuple[str, str | None, str]] = {
+    "mobile": ("+14155550101", "T-Mobile USA, Inc.", "mobile"),
+    "landline": ("+14155550102", "AT&T", "landline"),
+    "fixedVoip": ("+14155550103", "Comcast", "voip"),
+    "nonFixedVoip": ("+14155550104", "Bandwidth/13 - Bandwidth.com - SVR", "voip"),
+    "personal": ("+14155550105", None, "personal"),
+    "tollFree": ("+18005550106", None, "toll_free"),
+    "premium": ("+19005550107", None, "premium"),
+    "sharedCost": ("+14155550108", None, "shared_cost"),
+    "uan": ("+14155550109", None, "uan"),
+    "voicemail": ("+14155550110", None, "voicemail"),
+    "pager": ("+14155550111", None, "pager"),
+    "unknown": ("+14155550112", None, "unknown"),
+}
+INVALID = "+1415555"
+CANADIAN = "+16135550113"
+UNLISTED = "+14155550199"
+
+
+def documented_lines() -> dict[str, dict[str, Any]]:
+    lines = {
+        number: lookup_answer(number, twilio_type, carrier)
+        for twilio_type, (number, carrier, _) in TYPED_LINES.items()
+    }
+    lines[INVALID] = invalid_answer(INVALID, "TOO_SHORT")
+    # Documented: a Canadian number without NPAC access answers error 60601 and no type.
+    lines[CANADIAN] = lookup_answer(CANADIAN, None, error_code=60601)
+    return lines
+
+
+def many_lines(count: int) -> dict[str, dict[str, Any]]:
+    numbers = [f"+1212555{index:04d}" for index in range(count)]
+    return {number: lookup_answer(number, "mobile", "Verizon Wireless") for number in numbers}
+
+
+@dataclass(frozen=True)
+class Play:
+    """One scripted answer for a number, used before its documented answer."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    # Answer only when the fake stops (or HOLD_LIMIT passes): the client times out first.
+    hold: bool = False
+
+
+@dataclass(frozen=True)
+class Seen:
+    raw_path: str
+    number: str
+    query: dict[str, list[str]]
+    authorization: str | None
+
+
+class FakeTwilio:
+    """Lookup v2 on 127.0.0.1: checks Basic auth and Fields like Twilio, answers from ``lines``
+    (404 for the rest) unless a number has scripted plays left; records every request."""
+
+    def __init__(self, lines: dict[str, dict[str, Any]]) -> None:
+        self.lines = lines
+        self.scripts: dict[str, list[Play]] = {}
+        self.seen: list[Seen] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        # Hold each request until this many are in flight (or ``linger`` passes), so requests
+        # overlap and a cap on them is reached rather than hoped for.
+        self.gather = 1
+        self.linger = 0.1
+        self._state = threading.Condition()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def script(self, number: str, *plays: Play) -> None:
+        self.scripts[number] = list(plays)
+
+    def requests_for(self, number: str) -> int:
+        return sum(1 for seen in self.seen if seen.number == number)
+
+    def start(self) -> None:
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._state:
+            self._state.notify_all()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _answer(self, seen: Seen) -> tuple[Play, dict[str, Any] | None]:
+        expected = "Basic " + base64.b64encode(f"{SID}:{TOKEN}".encode()).decode()
+        if seen.authorization != expected:
+            return Play(401), twilio_error(401, 20003, "Authenticate")
+        with self._state:
+            plays = self.scripts.get(seen.number)
+            play = plays.pop(0) if plays else None
+        if play is not None and (play.status != 200 or play.body is not None):
+            return play, twilio_error(play.status, 20500, "Scripted error")
+        if seen.query.get("Fields") != ["line_type_intelligence"]:
+            return Play(400), twilio_error(400, 60200, "Invalid parameter: Fields")
+        answer = self.lines.get(seen.number)
+        if answer is None:
+            message = f"The requested resource /PhoneNumbers/{seen.number} was not found"
+            return Play(404), twilio_error(404, 20404, message)
+        return play or Play(), answer
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                prefix = "/v2/PhoneNumbers/"
+                seen = Seen(
+                    raw_path=parts.path,
+                    number=unquote(parts.path.removeprefix(prefix)),
+                    query=parse_qs(parts.query),
+                    authorization=self.headers.get("Authorization"),
+                )
+                with fake._state:
+                    fake.seen.append(seen)
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    fake._state.notify_all()
+                    fake._state.wait_for(
+                        lambda: fake.in_flight >= fake.gather or fake._stopping.is_set(),
+                        timeout=fake.linger,
+                    )
+                try:
+                    play, document = (
+                        fake._answer(seen)
+                        if parts.path.startswith(prefix)
+                        else (Play(404), twilio_error(404, 20404, "Not found"))
+                    )
+                    if play.hold:
+                        fake._stopping.wait(HOLD_LIMIT)
+                    body = play.body if play.body is not None else json.dumps(document).encode()
+                    self.send_response(play.status)
+                    for name, value in play.headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on a held request
+                finally:
+                    with fake._state:
+                        fake.in_flight -= 1
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+class FakeClock:
+    """Monotonic time that moves only when someone sleeps; every sleep is recorded."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(round(seconds, 6))
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeTwilio]:
+    server = FakeTwilio(documented_lines())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@asynccontextmanager
+async def twilio(fake: FakeTwilio, clock: FakeClock, **options: Any) -> AsyncIterator[TwilioLookup]:
+    settings: dict[str, Any] = {
+        "base_url": fake.url,
+        "burst": 1000.0,  # pacing has its own tests; elsewhere it would only add waits
+        "timeout": 0.25,
+        "clock": clock,
+        "sleep": clock.sleep,
+    }
+    settings.update(options)
+    token = settings.pop("auth_token", TOKEN)
+    lookup = TwilioLookup(SID, token, **settings)
+    try:
+        yield lookup
+    finally:
+        await lookup.close()
+
+
+# --- answers ------------------------------------------------------------------------------
+
+
+def test_every_documented_twilio_type_has_a_place_in_our_vocabulary() -> None:
+    assert set(TWILIO_LINE_TYPES) == set(TYPED_LINES)
+    assert set(TWILIO_LINE_TYPES.values()) <= LINE_TYPES
+
+
+async def test_each_line_type_is_mapped_with_its_carrier(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    numbers = [number for number, _, _ in TYPED_LINES.values()]
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify(numbers)
+
+    assert found == {
+        number: Verification("twilio", ours, carrier)
+        for number, carrier, ours in TYPED_LINES.values()
+    }
+    expected_auth = "Basic " + base64.b64encode(f"{SID}:{TOKEN}".encode()).decode()
+    assert len(fake.seen) == len(numbers)
+    for seen in fake.seen:
+        assert seen.raw_path == "/v2/PhoneNumbers/%2B" + seen.number[1:]
+        assert seen.query == {"Fields": ["line_type_intelligence"]}
+        assert seen.authorization == expected_auth
+
+
+async def test_an_invalid_number_is_verified_as_invalid(fake: FakeTwilio, clock: FakeClock) -> None:
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify([INVALID])
+    assert found == {INVALID: Verification("twilio", "unknown", None, valid=False)}
+
+
+async def test_a_number_lookup_does_not_know_is_absent_without_retries(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify([UNLISTED, mobile])
+    assert set(found) == {mobile}
+    assert fake.requests_for(UNLISTED) == 1
+    assert clock.sleeps == []
+
+
+async def test_a_line_type_error_code_leaves_the_number_absent(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    with capture_logs() as logs:
+        async with twilio(fake, clock) as lookup:
+            found = await lookup.verify([CANADIAN])
+    assert found == {}
+    assert [entry.get("error_code") for entry in logs] == [60601]
+
+
+async def test_a_type_twilio_adds_later_is_unknown_and_logged(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    fake.lines[UNLISTED] = lookup_answer(UNLISTED, "satellite", "Orbit Co")
+    with capture_logs() as logs:
+        async with twilio(fake, clock) as lookup:
+            found = await lookup.verify([UNLISTED])
+    assert found == {UNLISTED: Verification("twilio", "unknown", "Orbit Co")}
+    assert [(entry["event"], entry["type"]) for entry in logs] == [
+        ("twilio_lookup_unknown_type", "satellite")
+    ]
+
+
+async def test_numbers_that_are_not_e164_are_skipped_and_repeats_asked_once(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify(["4155550101", "+0155", "", mobile, mobile])
+    assert set(found) == {mobile}
+    assert [seen.number for seen in fake.seen] == [mobile]
+
+
+async def test_an_unreadable_answer_leaves_only_that_number_absent(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile, landline = TYPED_LINES["mobile"][0], TYPED_LINES["landline"][0]
+    fake.script(mobile, Play(200, body=b"<html>oops</html>"))
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify([mobile, landline])
+    assert set(found) == {landline}
+
+
+async def test_a_rejected_request_is_not_retried(fake: FakeTwilio, clock: FakeClock) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(400))
+    async with twilio(fake, clock) as lookup:
+        assert await lookup.verify([mobile]) == {}
+    assert fake.requests_for(mobile) == 1
+
+
+# --- retries ------------------------------------------------------------------------------
+
+
+async def test_server_errors_are_retried_with_backoff(fake: FakeTwilio, clock: FakeClock) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(500), Play(503))
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify([mobile])
+    assert found == {mobile: Verification("twilio", "mobile", "T-Mobile USA, Inc.")}
+    assert fake.requests_for(mobile) == 3
+    assert clock.sleeps == [0.5, 1.0]
+
+
+async def test_too_many_requests_waits_as_long_as_retry_after_says(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(429, {"Retry-After": "3"}))
+    async with twilio(fake, clock) as lookup:
+        found = await lookup.verify([mobile])
+    assert set(found) == {mobile}
+    # The retry itself then finds the bucket free again: the hold had passed.
+    assert clock.sleeps == [3.0]
+
+
+async def test_retry_after_is_capped(fake: FakeTwilio, clock: FakeClock) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(429, {"Retry-After": "3600"}))
+    async with twilio(fake, clock, max_retry_after=20.0) as lookup:
+        found = await lookup.verify([mobile])
+    assert set(found) == {mobile}
+    assert clock.sleeps == [20.0]
+
+
+async def test_retry_after_holds_every_request_of_the_provider(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile, landline = TYPED_LINES["mobile"][0], TYPED_LINES["landline"][0]
+    fake.script(mobile, Play(429, {"Retry-After": "4"}))
+    async with twilio(fake, clock, burst=1.0, rate_per_second=10.0, max_retries=0) as lookup:
+        assert await lookup.verify([mobile]) == {}
+        assert clock.sleeps == []
+        found = await lookup.verify([landline])
+    assert set(found) == {landline}
+    assert clock.sleeps == [pytest.approx(4.0)]
+
+
+async def test_giving_up_after_retries_leaves_the_number_absent(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile, landline = TYPED_LINES["mobile"][0], TYPED_LINES["landline"][0]
+    fake.script(mobile, Play(500), Play(502), Play(503), Play(500))
+    with capture_logs() as logs:
+        async with twilio(fake, clock) as lookup:
+            found = await lookup.verify([mobile, landline])
+    assert set(found) == {landline}
+    assert fake.requests_for(mobile) == 3
+    gave_up = [entry for entry in logs if entry["event"] == "twilio_lookup_gave_up"]
+    assert [(entry["attempts"], entry["problem"]) for entry in gave_up] == [(3, "HTTP 503")]
+    assert mobile not in json.dumps(logs)  # numbers are masked in logs
+
+
+async def test_a_slow_answer_times_out_and_is_retried(fake: FakeTwilio, clock: FakeClock) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(hold=True))
+    async with twilio(fake, clock, timeout=0.2) as lookup:
+        found = await lookup.verify([mobile])
+    assert set(found) == {mobile}
+    assert fake.requests_for(mobile) == 2
+    assert clock.sleeps == [0.5]
+
+
+async def test_answers_that_never_come_leave_the_number_absent(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(hold=True), Play(hold=True))
+    async with twilio(fake, clock, timeout=0.2, max_retries=1) as lookup:
+        assert await lookup.verify([mobile]) == {}
+    assert fake.requests_for(mobile) == 2
+
+
+# --- the provider as a whole ----------------------------------------------------------------
+
+
+async def test_refused_credentials_make_the_provider_unavailable_logged_once(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    fake.lines.update(many_lines(30))
+    numbers = list(many_lines(30))
+    with capture_logs() as logs:
+        async with twilio(fake, clock, auth_token="wrong") as lookup:
+            for _ in range(2):
+                with pytest.raises(ProviderUnavailable) as caught:
+                    await lookup.verify(numbers)
+                assert caught.value.provider == "twilio"
+                assert "HTTP 401" in str(caught.value)
+    refusals = [entry for entry in logs if entry["event"] == "twilio_lookup_refused"]
+    assert [(entry["status"], entry["code"]) for entry in refusals] == [(401, 20003)]
+    # The first refusal stops the batch; credentials are not tried once per number.
+    assert len(fake.seen) < 2 * len(numbers)
+    assert clock.sleeps == []
+    assert "wrong" not in json.dumps(logs)
+
+
+async def test_forbidden_makes_the_provider_unavailable(fake: FakeTwilio, clock: FakeClock) -> None:
+    mobile = TYPED_LINES["mobile"][0]
+    fake.script(mobile, Play(403))
+    async with twilio(fake, clock) as lookup:
+        with pytest.raises(ProviderUnavailable, match="HTTP 403"):
+            await lookup.verify([mobile])
+
+
+async def test_a_service_that_cannot_be_reached_is_unavailable(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    async with twilio(fake, clock, base_url=f"http://127.0.0.1:{closed_port}") as lookup:
+        with pytest.raises(ProviderUnavailable, match="cannot connect"):
+            await lookup.verify([TYPED_LINES["mobile"][0]])
+    assert clock.sleeps == [0.5, 1.0]
+
+
+async def test_requests_in_flight_are_capped_across_calls(
+    fake: FakeTwilio, clock: FakeClock
+) -> None:
+    lines = many_lines(24)
+    fake.lines.update(lines)
+    fake.gather = 3
+    numbers = list(lines)
+    async with twilio(fake, clock, max_in_flight=3, timeout=5.0) as lookup:
+        first, second = await asyncio.wait_for(
+            asyncio.gather(lookup.verify(numbers[:12]), lookup.verify(numbers[12:])), 30
+        )
+    assert set(first) | set(second) == set(numbers)
+    assert fake.max_in_flight == 3
+
+
+async def test_requests_are_paced_by_the_rate_limit(fake: FakeTwilio, clock: FakeClock) -> None:
+    lines = many_lines(5)
+    fake.lines.update(lines)
+    start = clock.now
+    async with twilio(fake, clock, rate_per_second=10.0, burst=1.0, max_in_flight=5) as lookup:
+        found = await lookup.verify(list(lines))
+    assert set(found) == set(lines)
+    # Five at once, at 10 a second: the first goes now, each other one 0.1 s after the last.
+    assert clock.sleeps == pytest.approx([0.1] * 4)
+    assert clock.now - start == pytest.approx(0.4)
+
+
+# --- the token bucket -------------------------------------------------------------------------
+
+
+def test_token_bucket_spaces_requests_at_the_rate() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(10.0, clock=clock, sleep=clock.sleep)
+    assert [bucket.reserve() for _ in range(4)] == pytest.approx([0.0, 0.1, 0.2, 0.3])
+
+
+def test_token_bucket_allows_a_burst_then_refills_up_to_its_capacity() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(10.0, 3.0, clock=clock, sleep=clock.sleep)
+    assert [bucket.reserve() for _ in range(4)] == pytest.approx([0.0, 0.0, 0.0, 0.1])
+    clock.now += 0.25  # pays the debt and earns 1.5 tokens
+    assert [bucket.reserve() for _ in range(3)] == pytest.approx([0.0, 0.05, 0.15])
+    clock.now += 3600  # a long quiet spell earns no more than the capacity
+    assert [bucket.reserve() for _ in range(4)] == pytest.approx([0.0, 0.0, 0.0, 0.1])
+
+
+async def test_token_bucket_acquire_sleeps_the_computed_wait() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(4.0, clock=clock, sleep=clock.sleep)
+    waits = [await bucket.acquire() for _ in range(3)]
+    assert waits == [0.0, 0.25, 0.25]
+    assert clock.sleeps == [0.25, 0.25]
+
+
+def test_token_bucket_hold_delays_the_next_token() -> None:
+    clock = FakeClock()
+    bucket = TokenBucket(10.0, clock=clock, sleep=clock.sleep)
+    bucket.hold(2.0)
+    assert bucket.reserve() == pytest.approx(2.0)
+    assert bucket.reserve() == pytest.approx(2.1)
+
+
+async def test_a_cancelled_wait_gives_its_token_back() -> None:
+    clock = FakeClock()
+    never = asyncio.Event()
+
+    async def blocked(seconds: float) -> None:
+        await never.wait()
+
+    bucket = TokenBucket(10.0, clock=clock, sleep=blocked)
+    assert bucket.reserve() == 0.0
+    waiting = asyncio.create_task(bucket.acquire())
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert bucket.reserve() == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(("rate", "capacity"), [(0.0, 1.0), (-1.0, 1.0), (10.0, 0.5)])
+def test_token_bucket_refuses_nonsense(rate: float, capacity: float) -> None:
+    with pytest.raises(ValueError):
+        TokenBucket(rate, capacity)
+
+
+# --- vocabulary and configuration -------------------------------------------------------------
+
+
+def test_a_verification_speaks_only_our_vocabulary() -> None:
+    with pytest.raises(ValueError, match="fixedVoip"):
+        Verification("twilio", "fixedVoip")
+
+
+def settings(**values: Any) -> Settings:
+    return Settings(_env_file=None, **values)
+
+
+@pytest.fixture
+def no_twilio_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SID", "ACCOUNT_SID", "AUTH_TOKEN", "BASE_URL"):
+        monkeypatch.delenv(f"DIALSCORE_TWILIO_{name}", raising=False)
+
+
+@pytest.mark.usefixtures("no_twilio_environment")
+def test_no_credentials_no_providers() -> None:
+    assert providers_from_settings(settings()) == []
+
+
+@pytest.mark.usefixtures("no_twilio_environment")
+async def test_credentials_configure_twilio_lookup(fake: FakeTwilio) -> None:
+    configured = settings(
+        twilio_account_sid=SID,
+        twilio_auth_token=TOKEN,
+        twilio_base_url=fake.url + "/",
+        twilio_max_in_flight=2,
+    )
+    providers: list[VerificationProvider] = providers_from_settings(configured)
+    assert [provider.name for provider in providers] == ["twilio"]
+    try:
+        mobile, carrier, _ = TYPED_LINES["mobile"]
+        found = await providers[0].verify([mobile])
+        assert found == {mobile: Verification("twilio", "mobile", carrier)}
+    finally:
+        for provider in providers:
+            await provider.close()
+
+
+@pytest.mark.usefixtures("no_twilio_environment")
+@pytest.mark.parametrize(
+    ("values", "missing"),
+    [
+        ({"twilio_account_sid": SID}, "DIALSCORE_TWILIO_AUTH_TOKEN"),
+        ({"twilio_auth_token": TOKEN}, "DIALSCORE_TWILIO_ACCOUNT_SID"),
+    ],
+)
+def test_half_configured_twilio_is_refused(values: dict[str, str], missing: str) -> None:
+    with pytest.raises(ValueError, match=missing):
+        providers_from_settings(settings(**values))
