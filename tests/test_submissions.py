@@ -400,6 +400,9 @@ TOO_MANY = many_contacts(1001)
         pytest.param(b'{"contacts": {"firstName": "Ann"}}', id="contacts-object"),
         pytest.param(b'{"contacts": "Ann Lee"}', id="contacts-string"),
         pytest.param(b'{"contacts": []}', id="empty-contacts"),
+        pytest.param(b'{"contacts": [{"firstName": NaN}]}', id="nan"),
+        pytest.param(b'{"contacts": [{"firstName": -Infinity}]}', id="infinity"),
+        pytest.param(b'{"contacts": [{"firstName": 1e400}]}', id="float-overflow"),
     ],
 )
 async def test_malformed_body_answers_400_and_creates_nothing(

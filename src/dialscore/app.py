@@ -16,6 +16,8 @@ from sqlalchemy import text
 
 from dialscore import __version__
 from dialscore.accounts.endpoints import router as account_router
+from dialscore.calls.endpoints import DOCUMENTED_MODELS as CALL_MODELS
+from dialscore.calls.endpoints import router as calls_router
 from dialscore.config import Settings
 from dialscore.jobs.endpoints import router as jobs_router
 from dialscore.kit.db import Database
@@ -116,6 +118,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     v2.include_router(jobs_router)
     v2.include_router(account_router)
     v2.include_router(webhooks_router)
+    v2.include_router(calls_router)
     app.include_router(v2)
     app.include_router(quota_router)
     if limiter is not None:
@@ -127,7 +130,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            models: list[type[BaseModel]] = [*SUBMISSION_MODELS, *WEBHOOK_MODELS]
+            models: list[type[BaseModel]] = [*SUBMISSION_MODELS, *WEBHOOK_MODELS, *CALL_MODELS]
             for model in models:
                 model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 components.update(model_schema.pop("$defs", {}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from fastapi import Request
@@ -26,6 +27,18 @@ async def read_json_body(request: Request, max_bytes: int) -> Any:
     if not body.strip():
         raise BadRequest("request body must be a JSON object")
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}") from None
+
+
+def _refuse_constant(name: str) -> float:
+    # NaN and Infinity are not JSON; Python's parser accepts them unless told otherwise.
+    raise BadRequest(f"request body is not valid JSON: {name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadRequest(f"request body is not valid JSON: {text} is out of range")
+    return value

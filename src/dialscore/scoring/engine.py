@@ -192,8 +192,10 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
     verified = evidence.verification
     calls = evidence.calls
 
-    # Modifiers, strongest first: dnc > ivr > h > sf.
-    ivr_path = next((c.ivr_path for c in reversed(calls) if c.ivr_path), None)
+    # Modifiers, strongest first: dnc > ivr > h > sf. A path counts only from a dial tree.
+    ivr_path = next(
+        (c.ivr_path for c in reversed(calls) if c.outcome == "ivr" and c.ivr_path), None
+    )
     ivr_path = ivr_path or evidence.directory_ivr_path
     modifier: str | None = None
     if evidence.dnc_lists:
@@ -251,7 +253,10 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
         )
     else:
         reasons.append(f"no calls reported: expected connect rate {_percent(prior)}")
-    return PhoneScore(_status(_tier(probability), modifier), tuple(reasons), ivr_path, probability)
+    status = _status(_tier(probability), modifier)
+    if status.startswith("na"):  # a listed number that is not p1 (see _status)
+        probability = 0.0
+    return PhoneScore(status, tuple(reasons), ivr_path, probability)
 
 
 def phone_entry(phone: ParsedPhone, score: PhoneScore | None) -> dict[str, Any]:

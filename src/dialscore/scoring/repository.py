@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import func, select
@@ -13,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.models import CompanyLine, ContactNumber, DncNumber, NumberBlock
 
 CHUNK = 500
 T = TypeVar("T")
@@ -61,24 +60,6 @@ async def company_lines(session: AsyncSession, numbers: Collection[str]) -> dict
             select(CompanyLine.number, CompanyLine.ivr_path).where(CompanyLine.number.in_(part))
         )
         found.update({number: path for number, path in rows})
-    return found
-
-
-async def call_history(
-    session: AsyncSession, client_id: str, numbers: Collection[str]
-) -> dict[str, list[tuple[str, datetime, str | None]]]:
-    """The client's reported calls per number, oldest first."""
-    found: dict[str, list[tuple[str, datetime, str | None]]] = defaultdict(list)
-    for part in chunks(sorted(numbers)):
-        rows = await session.execute(
-            select(
-                CallOutcome.number, CallOutcome.outcome, CallOutcome.called_at, CallOutcome.ivr_path
-            )
-            .where(CallOutcome.client_id == client_id, CallOutcome.number.in_(part))
-            .order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
-        )
-        for number, outcome, called_at, ivr_path in rows:
-            found[number].append((outcome, called_at, ivr_path))
     return found
 
 

@@ -3,6 +3,7 @@ numbers with the configured providers (core scoring), and score with the pure en
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -12,6 +13,7 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.calls import repository as calls_repo
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import ContactScore, score_parsed
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
@@ -26,7 +28,7 @@ UNVERIFIED_NOTE = "core scoring: no provider could verify this number, scored as
 _LEGAL_SUFFIXES = {
     "inc", "incorporated", "llc", "ltd", "limited", "corp", "corporation", "co", "company",
     "plc", "gmbh", "ag", "sa", "sas", "sarl", "bv", "nv", "srl", "spa", "pty", "oy", "ab", "as",
-    "kk", "lp", "llp", "group", "holdings",
+    "kk", "kg", "lp", "llp", "group", "holdings",
 }  # fmt: skip
 _FREE_MAIL = {
     "gmail.com", "googlemail.com", "yahoo.com", "hotmail.com", "outlook.com", "live.com",
@@ -34,6 +36,9 @@ _FREE_MAIL = {
     "web.de", "mail.com", "yandex.ru", "qq.com", "163.com",
 }  # fmt: skip
 _NON_WORD = re.compile(r"[^a-z0-9]+")
+# The widths of contact_numbers.company_key and person_key.
+COMPANY_KEY_LENGTH = 200
+PERSON_KEY_LENGTH = 400
 
 
 def _fold(text: str) -> str:
@@ -50,30 +55,42 @@ def _domain(value: str) -> str | None:
     return text if "." in text else None
 
 
+def _bounded(key: str, limit: int) -> str:
+    """The key itself when it fits its column, else a digest of it (same key, same digest)."""
+    if len(key) <= limit:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
 def company_key(fields: Mapping[str, Any]) -> str | None:
     """The contact's company, comparable across contacts: its name without legal suffixes,
     else its website's domain, else its email's domain unless that is a free mail service."""
     account = fields.get("companyAccount")
     if isinstance(account, str) and account.strip():
-        words = [w for w in _NON_WORD.split(_fold(account)) if w]
+        # Dots go first, so that "S.A." and "L.L.C." read as the suffixes they are.
+        words = [w for w in _NON_WORD.split(_fold(account).replace(".", "")) if w]
         while len(words) > 1 and words[-1] in _LEGAL_SUFFIXES:
             words.pop()
         if words:
-            return "name:" + " ".join(words)
+            return _bounded("name:" + " ".join(words), COMPANY_KEY_LENGTH)
     for name in ("website", "email"):
         value = fields.get(name)
         if isinstance(value, str) and value.strip():
             domain = _domain(value)
             if domain and domain not in _FREE_MAIL:
-                return "domain:" + domain
+                return _bounded("domain:" + domain, COMPANY_KEY_LENGTH)
     return None
 
 
 def person_key(fields: Mapping[str, Any]) -> str:
-    parts = [fields.get("firstName"), fields.get("lastName")]
-    return " ".join(
-        " ".join(_NON_WORD.split(_fold(p))).strip() for p in parts if isinstance(p, str)
-    )
+    names = []
+    for name in ("firstName", "lastName"):
+        value = fields.get(name)
+        if isinstance(value, str):
+            folded = " ".join(w for w in _NON_WORD.split(_fold(value)) if w)
+            if folded:
+                names.append(folded)
+    return _bounded(" ".join(names), PERSON_KEY_LENGTH)
 
 
 @dataclass(frozen=True)
@@ -141,7 +158,8 @@ async def evidence_for(
     items: Sequence[ScoringItem],
     verifications: Mapping[str, Verification] | None = None,
 ) -> list[dict[str, NumberEvidence]]:
-    """The evidence per number for each item, in five queries for the whole batch."""
+    """The evidence per number for each item: five queries per 500 numbers (one per kind of
+    evidence), whatever the number of contacts."""
     numbers = {p.e164 for it in items for p in it.phones if p.e164 is not None}
     if not numbers:
         return [{} for _ in items]
@@ -149,7 +167,7 @@ async def evidence_for(
     blocks = await repo.block_categories(session, prefixes)
     listed = await repo.dnc_lists(session, {int(n[1:]) for n in numbers})
     lines = await repo.company_lines(session, numbers)
-    history = await repo.call_history(session, client_id, numbers)
+    history = await calls_repo.outcomes_for(session, client_id, numbers)
     people = await repo.people_per_company_number(session, client_id, numbers)
     verifications = verifications or {}
 

@@ -1,0 +1,1 @@
+"""Call outcomes clients report: the evidence the scoring engine learns from."""

@@ -1,0 +1,91 @@
+"""Call outcome values, limits, the presenter of a stored call and the documented shapes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from dialscore.kit.clock import isoformat
+from dialscore.kit.pagination import Pagination
+from dialscore.models import CallOutcome
+from dialscore.scoring.evidence import OUTCOMES
+from dialscore.submissions.schemas import RejectionSummary
+
+MAX_CALLS = 1000
+MAX_IVR_PATH_LENGTH = 200
+# A dialer's clock may run a little ahead of ours; anything further ahead is a mistake.
+FUTURE_TOLERANCE = timedelta(minutes=5)
+EARLIEST_CALL = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def present_call(call: CallOutcome) -> dict[str, Any]:
+    return {
+        "id": str(call.id),
+        "number": call.number,
+        "contactId": call.contact_id,
+        "outcome": call.outcome,
+        "ivrPath": call.ivr_path,
+        "calledAt": isoformat(call.called_at),
+        "createdAt": isoformat(call.created_at),
+    }
+
+
+# -- documented models ----------------------------------------------------------------------------
+
+
+class CallInput(BaseModel):
+    """One reported call. Unknown fields are ignored."""
+
+    number: str = Field(description="The number dialled; without '+' it is read in `country`")
+    country: str | None = Field(
+        default=None, description="ISO alpha-2 country of a number without '+'; default US"
+    )
+    outcome: str = Field(
+        description="What happened (case-insensitive)", json_schema_extra={"enum": list(OUTCOMES)}
+    )
+    contactId: str | None = Field(
+        default=None, description="A contact of the caller's client the call was for (UUID)"
+    )
+    ivrPath: str | None = Field(
+        default=None,
+        description=f"Keys pressed to reach the person, at most {MAX_IVR_PATH_LENGTH} characters",
+    )
+    calledAt: str | None = Field(
+        default=None,
+        description="ISO 8601 date-time with a time zone; default the time of the request",
+    )
+
+
+class CallsRequest(BaseModel):
+    calls: list[CallInput] = Field(min_length=1, max_length=MAX_CALLS)
+
+
+class CallsData(BaseModel):
+    totalRecordCount: int
+    acceptedRecordCount: int
+
+
+class CallsResponse(BaseModel):
+    data: CallsData
+    error: RejectionSummary | None
+
+
+class CallOut(BaseModel):
+    id: str
+    number: str = Field(description="E.164")
+    contactId: str | None
+    outcome: str
+    ivrPath: str | None
+    calledAt: str
+    createdAt: str
+
+
+class CallsListData(BaseModel):
+    calls: list[CallOut]
+    pagination: Pagination
+
+
+class CallsListResponse(BaseModel):
+    data: CallsListData

@@ -1,0 +1,293 @@
+"""Call reporting use cases: check and store reported calls, list a number's calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.accounts.schemas import Principal
+from dialscore.calls import repository as repo
+from dialscore.calls.schemas import (
+    EARLIEST_CALL,
+    FUTURE_TOLERANCE,
+    MAX_CALLS,
+    MAX_IVR_PATH_LENGTH,
+)
+from dialscore.kit.clock import canonical_uuid
+from dialscore.kit.errors import BadRequest
+from dialscore.kit.pagination import PageRequest
+from dialscore.models import CallOutcome
+from dialscore.scoring.evidence import OUTCOMES
+from dialscore.scoring.numbers import parse_phone
+from dialscore.submissions import repository as idempotency_repo
+from dialscore.submissions import service as submissions
+from dialscore.submissions.service import MAX_IDEMPOTENCY_KEY_LENGTH
+
+NOT_AN_OBJECT = "each call must be a JSON object"
+NUMBER_REQUIRED = "number is required"
+NUMBER_INVALID = "number is not a valid phone number"
+OUTCOME_REQUIRED = "outcome is required"
+OUTCOME_UNKNOWN = f"outcome must be one of {', '.join(OUTCOMES)}"
+CONTACT_ID_MALFORMED = "contactId must be a UUID"
+CONTACT_NOT_OURS = "contactId is not a contact of this client"
+IVR_PATH_TOO_LONG = f"ivrPath is longer than {MAX_IVR_PATH_LENGTH} characters"
+IVR_PATH_UNPRINTABLE = "ivrPath must contain only printable characters"
+CALLED_AT_MALFORMED = "calledAt must be an ISO 8601 date-time with a time zone"
+CALLED_AT_IN_FUTURE = "calledAt is more than 5 minutes in the future"
+CALLED_AT_TOO_EARLY = "calledAt is before 2000"
+
+# Field shapes are checked first, in this order, then the rules of each field in this order.
+_FIELDS = ("number", "country", "outcome", "contactId", "ivrPath", "calledAt")
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    number: str
+    outcome: str
+    contact_id: str | None
+    ivr_path: str | None
+    called_at: datetime
+
+
+class _Rejection(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def parse_request(body: Any) -> list[Any]:
+    """The ``calls`` array; 400 for anything a client must fix before resending."""
+    if not isinstance(body, dict):
+        raise BadRequest("request body must be a JSON object with a 'calls' array")
+    calls = body.get("calls")
+    if calls is None:
+        raise BadRequest("'calls' is required")
+    if not isinstance(calls, list):
+        raise BadRequest("'calls' must be an array")
+    if not calls:
+        raise BadRequest("'calls' must not be empty")
+    if len(calls) > MAX_CALLS:
+        raise BadRequest(f"'calls' has {len(calls)} elements; at most {MAX_CALLS} allowed")
+    return calls
+
+
+def _texts(raw: dict[str, Any]) -> dict[str, str]:
+    """The known fields that are present and not blank, as text; rejects unusable shapes.
+
+    ``number`` may be a JSON number (CRM exports send them so), read as its decimal text."""
+    texts: dict[str, str] = {}
+    for name in _FIELDS:
+        value = raw.get(name)
+        if value is None:
+            continue
+        if name == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            raise _Rejection(f"{name} must be a string")
+        if value.strip():
+            texts[name] = value.strip()
+    return texts
+
+
+def _called_at(text: str | None, now: datetime) -> datetime:
+    if text is None:
+        return now
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise _Rejection(CALLED_AT_MALFORMED) from None
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise _Rejection(CALLED_AT_MALFORMED)
+    try:
+        called_at = parsed.astimezone(UTC)
+    except OverflowError:  # year 1 or 9999 with an offset that leaves the calendar
+        raise _Rejection(
+            CALLED_AT_TOO_EARLY if parsed.year < EARLIEST_CALL.year else CALLED_AT_IN_FUTURE
+        ) from None
+    if called_at < EARLIEST_CALL:
+        raise _Rejection(CALLED_AT_TOO_EARLY)
+    if called_at > now + FUTURE_TOLERANCE:
+        raise _Rejection(CALLED_AT_IN_FUTURE)
+    return called_at
+
+
+def _prepare(raw: dict[str, Any], now: datetime) -> PreparedCall:
+    texts = _texts(raw)
+    if "number" not in texts:
+        raise _Rejection(NUMBER_REQUIRED)
+    phone = parse_phone(
+        texts["number"],
+        position=1,
+        slot="number",
+        type_hint=None,
+        country_hint=texts.get("country"),
+    )
+    if phone.e164 is None:
+        raise _Rejection(NUMBER_INVALID)
+    if "outcome" not in texts:
+        raise _Rejection(OUTCOME_REQUIRED)
+    outcome = texts["outcome"].lower()
+    if outcome not in OUTCOMES:
+        raise _Rejection(OUTCOME_UNKNOWN)
+    contact_id = None
+    if "contactId" in texts:
+        contact_id = canonical_uuid(texts["contactId"])
+        if contact_id is None:
+            raise _Rejection(CONTACT_ID_MALFORMED)
+    ivr_path = texts.get("ivrPath")
+    if ivr_path is not None:
+        if len(ivr_path) > MAX_IVR_PATH_LENGTH:
+            raise _Rejection(IVR_PATH_TOO_LONG)
+        if not ivr_path.isprintable():
+            raise _Rejection(IVR_PATH_UNPRINTABLE)
+    return PreparedCall(
+        number=phone.e164,
+        outcome=outcome,
+        contact_id=contact_id,
+        ivr_path=ivr_path,
+        called_at=_called_at(texts.get("calledAt"), now),
+    )
+
+
+def prepare_call(raw: Any, now: datetime) -> PreparedCall | str:
+    """One reported call, normalised, or the reason it is rejected. Pure."""
+    if not isinstance(raw, dict):
+        return NOT_AN_OBJECT
+    try:
+        return _prepare(raw, now)
+    except _Rejection as rejection:
+        return rejection.reason
+
+
+def _rejected_record(raw: Any, reason: str) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return {**raw, "rejectedReason": reason}
+    return {"input": raw, "rejectedReason": reason}
+
+
+def _request_hash(body: Any) -> str:
+    # Scoped to this endpoint, so a key first used for a submission never replays here.
+    return submissions.request_hash({"endpoint": "calls", "body": body})
+
+
+async def replay(
+    session: AsyncSession,
+    *,
+    principal: Principal,
+    key: str,
+    body: Any,
+    now: datetime,
+    ttl: timedelta,
+) -> dict[str, Any] | None:
+    """The stored response of an earlier report with this Idempotency-Key, if still valid."""
+    return await submissions.replay(
+        session, principal=principal, key=key, body_hash=_request_hash(body), now=now, ttl=ttl
+    )
+
+
+async def record_calls(
+    session: AsyncSession,
+    *,
+    principal: Principal,
+    body: Any,
+    now: datetime,
+    idempotency_key: str | None = None,
+    idempotency_ttl: timedelta = timedelta(hours=24),
+) -> tuple[dict[str, Any], bool]:
+    """Stores the valid calls of a report for the principal's client; the response body and
+    whether it replays an earlier one."""
+    calls = parse_request(body)
+    if idempotency_key is not None:
+        if not idempotency_key.strip() or len(idempotency_key) > MAX_IDEMPOTENCY_KEY_LENGTH:
+            raise BadRequest(
+                f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters"
+            )
+        stored = await replay(
+            session,
+            principal=principal,
+            key=idempotency_key,
+            body=body,
+            now=now,
+            ttl=idempotency_ttl,
+        )
+        if stored is not None:
+            return stored, True
+
+    results = [prepare_call(raw, now) for raw in calls]
+    named = {r.contact_id for r in results if isinstance(r, PreparedCall) and r.contact_id}
+    ours = await repo.contacts_of_client(session, principal.client_id, named) if named else set()
+    rows: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    for raw, result in zip(calls, results, strict=True):
+        if (
+            isinstance(result, PreparedCall)
+            and result.contact_id is not None
+            and result.contact_id not in ours
+        ):
+            result = CONTACT_NOT_OURS
+        if isinstance(result, str):
+            rejected.append(_rejected_record(raw, result))
+            continue
+        rows.append(
+            {
+                "client_id": principal.client_id,
+                "user_id": principal.user_id,
+                "number": result.number,
+                "contact_id": result.contact_id,
+                "outcome": result.outcome,
+                "ivr_path": result.ivr_path,
+                "called_at": result.called_at,
+                "created_at": now,
+            }
+        )
+    await repo.insert_outcomes(session, rows)
+
+    response: dict[str, Any] = {
+        "data": {"totalRecordCount": len(calls), "acceptedRecordCount": len(rows)},
+        "error": (
+            {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None
+        ),
+    }
+    if idempotency_key is not None:
+        idempotency_repo.save_idempotent(
+            session,
+            user_id=principal.user_id,
+            key=idempotency_key,
+            request_hash=_request_hash(body),
+            response=response,
+            now=now,
+        )
+    return response, False
+
+
+def parse_query_number(text: str, country: str | None) -> str:
+    """The E.164 form of a number given in a query; 400 when it is not a valid number."""
+    # An unencoded '+' in a query string arrives as a space.
+    if text[:1] == " " and text.strip()[:1].isdigit():
+        text = "+" + text.strip()
+    phone = parse_phone(text, position=1, slot="number", type_hint=None, country_hint=country)
+    if phone.e164 is None:
+        raise BadRequest(NUMBER_INVALID)
+    return phone.e164
+
+
+async def list_calls(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    number: str,
+    country: str | None,
+    page: PageRequest,
+) -> tuple[Sequence[CallOutcome], int]:
+    """A page of the calls the principal's client reported to a number, newest first."""
+    return await repo.list_outcomes(
+        session,
+        client_id=principal.client_id,
+        number=parse_query_number(number, country),
+        offset=page.offset,
+        limit=page.limit,
+    )

@@ -1,0 +1,954 @@
+"""The scoring engine's rules one by one: every status, modifier and hard rule (D15), the
+line-type sources and their order, the call estimator, leadStatus (D16) and bestPhone (D17) on
+the engine's own output, and the company and person keys behind shared-number evidence. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import String
+
+from dialscore.models import ContactNumber
+from dialscore.scoring.engine import (
+    HALF_LIFE_DAYS,
+    P1_FLOOR,
+    P2_FLOOR,
+    PRIOR_CALLS,
+    PRIORS,
+    PhoneScore,
+    estimate,
+    score_parsed,
+    score_phone,
+)
+from dialscore.scoring.evidence import (
+    BLOCK_CATEGORIES,
+    NO_EVIDENCE,
+    OUTCOMES,
+    VERIFIED_LINE_TYPES,
+    Call,
+    NumberEvidence,
+    Verification,
+)
+from dialscore.scoring.numbers import (
+    ParsedPhone,
+    fictional_reason,
+    parse_contact_phones,
+    parse_phone,
+)
+from dialscore.scoring.service import company_key, person_key
+from dialscore.submissions.rules import PreparedContact, prepare
+from dialscore.submissions.schemas import MAX_FIELD_LENGTH
+from tests.support import PHONE_STATUSES
+
+DAY = 86_400.0
+# A UTC midnight, and "now" two and a half days later.
+MIDNIGHT = 20_254 * DAY
+NOW = MIDNIGHT + 2.5 * DAY
+
+US = "+14155552671"  # NANP: "fixed line or mobile" in the metadata
+US_OTHER = "+12127363100"
+US_TOLL_FREE = "+18005551234"
+UK_MOBILE = "+447400123456"
+UK_FIXED = "+442079460958"
+DE_SHARED_COST = "+4918019283"
+
+
+def parse(raw: str, hint: str | None = None) -> ParsedPhone:
+    return parse_phone(raw, position=1, slot="phone", type_hint=hint, country_hint=None)
+
+
+def score(raw: str, hint: str | None = None, *, now: float = NOW, **evidence: Any) -> PhoneScore:
+    return score_phone(parse(raw, hint), NumberEvidence(**evidence), now)
+
+
+def ago(days: float) -> float:
+    return NOW - days * DAY
+
+
+def calls(*outcomes: str, days_ago: float = 0.0) -> tuple[Call, ...]:
+    return tuple(Call(outcome, ago(days_ago)) for outcome in outcomes)
+
+
+def tier_of(probability: float) -> str:
+    """The tier of an estimate, from the published floors."""
+    if probability >= P1_FLOOR:
+        return "p1"
+    if probability >= P2_FLOOR:
+        return "p2"
+    return "p3"
+
+
+def tier(status: str) -> str:
+    return status.partition(" - ")[0]
+
+
+def modifier(status: str) -> str | None:
+    return status.partition(" - ")[2] or None
+
+
+def has_reason(result: PhoneScore, text: str) -> bool:
+    return any(text in reason for reason in result.reasons)
+
+
+def test_midnight_is_a_utc_day_boundary() -> None:
+    moment = datetime.fromtimestamp(MIDNIGHT, UTC)
+    assert (moment.hour, moment.minute, moment.second) == (0, 0, 0)
+
+
+# -- invalid and fictional numbers --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", ["not a number", "12", "+10000000000", "+1 555", ""])
+def test_invalid_number_is_na_with_a_reason(raw: str) -> None:
+    result = score(raw, block="wireless", calls=calls("connected", "connected"))
+    assert result.status == "na"
+    assert result.reasons == ("not a valid phone number",)
+    assert result.probability == 0.0
+    assert result.ivr_path is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("+14155550100", "fictional number (555-0100)"),
+        ("+14155550150", "fictional number (555-0150)"),
+        ("+14155550199", "fictional number (555-0199)"),
+        ("+18005550100", "fictional number (555-0100)"),  # toll-free area code too
+        ("+14155551212", "fictional number (555-1212)"),
+        ("+14154111234", "N11 service code, not a subscriber line"),
+        ("+14159111234", "N11 service code, not a subscriber line"),
+        ("+14157777777", "placeholder number (all digits the same)"),
+        ("+442077777777", "placeholder number (all digits the same)"),
+        ("+447788888888", "placeholder number (all digits the same)"),
+        ("+16502345678", "placeholder number (running digits)"),  # NANP: last 7 digits
+        ("+14153456789", "placeholder number (running digits)"),
+        ("+14158901234", "placeholder number (running digits)"),  # runs wrap round 9 to 0
+        ("+14157654321", "placeholder number (running digits)"),  # running down
+        ("+14159876543", "placeholder number (running digits)"),
+        ("+447712345678", "placeholder number (running digits)"),  # elsewhere: last 8 digits
+        ("+447787654321", "placeholder number (running digits)"),
+        ("+493012345678", "placeholder number (running digits)"),
+    ],
+)
+def test_fictional_numbers_are_na_with_their_reason(raw: str, reason: str) -> None:
+    phone = parse(raw)
+    assert phone.valid, "the metadata calls it valid; the fiction rule must catch it"
+    assert fictional_reason(phone) == reason
+    # Not even a wireless block and connects make a fictional number reachable.
+    result = score_phone(
+        phone, NumberEvidence(block="wireless", calls=calls("connected", "right_party")), NOW
+    )
+    assert result.status == "na"
+    assert result.reasons[0] == reason
+    assert result.probability == 0.0
+
+
+def test_n11_area_code_is_a_service_code() -> None:
+    # libphonenumber already rejects N11 area codes; the rule is checked on its own.
+    assert not parse("+14112345678").valid
+    for area in ("211", "411", "911"):
+        phone = replace(parse(US), raw=f"+1{area}2345679", e164=f"+1{area}2345679")
+        assert fictional_reason(phone) == "N11 service code, not a subscriber line"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "+14155550200",  # just past the fiction range
+        "+14155550099",  # just before it
+        "+14155552671",  # an ordinary 555 number
+        "+14155551213",  # next to directory assistance
+        "+14152345699",  # a five-digit run, not the whole subscriber number
+        "+447912121212",  # a repeated two-digit pattern
+        "+442071234567",  # elsewhere the last 8 digits count: 71234567 does not run
+        "+442087777777",  # ... nor are they all the same
+        "+4930123456",
+        "+14154121234",  # 412 exchange, next to the 411 service code
+    ],
+)
+def test_near_misses_stay_valid(raw: str) -> None:
+    phone = parse(raw)
+    assert phone.valid
+    assert fictional_reason(phone) is None
+    assert score_phone(phone, NO_EVIDENCE, NOW).status != "na"
+
+
+def test_nanp_uses_the_last_seven_digits_elsewhere_the_last_eight() -> None:
+    # 02345678 does not run, 2345678 does: a NANP number is judged on its last seven digits.
+    assert fictional_reason(parse("+16502345678")) is not None
+    # 71234567 does not run, 1234567 does: elsewhere the last eight digits count.
+    assert fictional_reason(parse("+442071234567")) is None
+
+
+def test_fictional_number_keeps_dnc_and_ivr_modifiers() -> None:
+    assert score("+14155550123", dnc_lists=("federal",)).status == "na - dnc"
+    assert score("+14155550123", calls=(Call("ivr", ago(1), "1"),)).status == "na - ivr"
+
+
+# -- line type: sources, order, priors and first-score tiers -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint", "evidence", "kind", "reason"),
+    [
+        (US, None, {"block": "wireless"}, "mobile", "number block: wireless"),
+        (US, None, {"block": "landline"}, "landline", "number block: landline"),
+        (US, None, {"block": "voip"}, "voip", "number block: voip"),
+        (US, None, {}, "unknown", "line type unknown (mobile or fixed)"),
+        (US, "mobile", {}, "mobile (hint)", "given as mobile; line type not confirmed"),
+        (US, "cell", {}, "mobile (hint)", "given as mobile; line type not confirmed"),
+        (US, "direct", {}, "landline", "given as a direct line; line type not confirmed"),
+        (US, "other", {}, "unknown", "line type unknown (mobile or fixed)"),
+        # A hint never overrides a block or the numbering metadata.
+        (US, "mobile", {"block": "landline"}, "landline", "number block: landline"),
+        (US, "mobile", {"block": "voip"}, "voip", "number block: voip"),
+        (US, "direct", {"block": "wireless"}, "mobile", "number block: wireless"),
+        (UK_FIXED, "mobile", {}, "landline", "fixed line (numbering plan)"),
+        (UK_MOBILE, "direct", {}, "mobile", "mobile line (numbering plan)"),
+        ("+445619283746", "mobile", {}, "voip", "VoIP number (numbering plan)"),
+        ("+449019283746", None, {}, "special", "premium or similar number (numbering plan)"),
+        # A block is stronger than the metadata.
+        (UK_MOBILE, None, {"block": "voip"}, "voip", "number block: voip"),
+        # A verification is stronger than a block; "unknown" from a provider is no answer.
+        (
+            US,
+            None,
+            {"block": "wireless", "verification": Verification("acme", "landline")},
+            "landline",
+            "line type landline (acme)",
+        ),
+        (
+            US,
+            "direct",
+            {"block": "landline", "verification": Verification("acme", "mobile")},
+            "mobile",
+            "line type mobile (acme)",
+        ),
+        (
+            UK_MOBILE,
+            None,
+            {"verification": Verification("acme", "voip")},
+            "voip",
+            "line type voip (acme)",
+        ),
+        (
+            US,
+            None,
+            {"block": "wireless", "verification": Verification("acme", "unknown")},
+            "mobile",
+            "number block: wireless",
+        ),
+        (
+            US,
+            None,
+            {"verification": Verification("acme", "premium")},
+            "special",
+            "line type premium (acme)",
+        ),
+    ],
+)
+def test_line_type_source_and_first_score_tier(
+    raw: str, hint: str | None, evidence: dict[str, Any], kind: str, reason: str
+) -> None:
+    result = score(raw, hint, **evidence)
+    assert reason in result.reasons[0]
+    assert result.status == tier_of(PRIORS[kind])
+    assert result.probability == pytest.approx(PRIORS[kind])
+    assert has_reason(result, "no calls reported")
+
+
+def test_priors_put_each_kind_in_its_expected_first_tier() -> None:
+    # The brief of D15: a valid mobile line with no negative evidence is p1, a line that is
+    # not mobile is p2, unverified or weak evidence p3.
+    assert PRIORS["mobile"] >= P1_FLOOR
+    assert PRIORS["mobile (hint)"] >= P1_FLOOR
+    assert PRIORS["mobile (hint)"] < PRIORS["mobile"]
+    assert P2_FLOOR <= PRIORS["unknown"] < P1_FLOOR
+    assert P2_FLOOR <= PRIORS["landline"] < P1_FLOOR
+    assert P2_FLOOR <= PRIORS["switchboard"] < P1_FLOOR
+    assert PRIORS["voip"] < P2_FLOOR
+    assert PRIORS["special"] < P2_FLOOR
+
+
+@pytest.mark.parametrize(
+    ("raw", "hint", "evidence", "status"),
+    [
+        (US, None, {"block": "wireless"}, "p1"),
+        (US, None, {"block": "landline"}, "p2"),
+        (US, None, {"block": "voip"}, "p3"),
+        (US, None, {}, "p2"),
+        (US, "mobile", {}, "p1"),
+        (US, "mobile", {"block": "landline"}, "p2"),
+        (UK_MOBILE, None, {}, "p1"),
+        (UK_FIXED, "mobile", {}, "p2"),
+        (US_TOLL_FREE, None, {}, "p2 - h"),
+        (DE_SHARED_COST, None, {}, "p2 - h"),
+        (US, None, {"verification": Verification("acme", "toll_free")}, "p2 - h"),
+        (US, None, {"verification": Verification("acme", "shared_cost")}, "p2 - h"),
+    ],
+)
+def test_first_score_statuses(
+    raw: str, hint: str | None, evidence: dict[str, Any], status: str
+) -> None:
+    assert score(raw, hint, **evidence).status == status
+
+
+@pytest.mark.parametrize(
+    ("raw", "label"), [(US_TOLL_FREE, "toll-free"), (DE_SHARED_COST, "shared-cost")]
+)
+def test_toll_free_and_shared_cost_are_switchboards(raw: str, label: str) -> None:
+    result = score(raw)
+    assert result.status == "p2 - h"
+    assert result.reasons[0] == f"{label} number"
+    assert "a company switchboard" in result.reasons
+    assert result.probability == pytest.approx(PRIORS["switchboard"])
+
+
+def test_verified_not_working_number_is_na() -> None:
+    result = score(US, block="wireless", verification=Verification("acme", "mobile", valid=False))
+    assert result.status == "na"
+    assert result.reasons[0] == "not a working number (acme)"
+    assert result.probability == 0.0
+
+
+def test_verified_toll_free_names_the_provider() -> None:
+    result = score(US, verification=Verification("acme", "toll_free"))
+    assert result.reasons[0] == "line type toll-free (acme)"
+
+
+# -- the estimator ----------------------------------------------------------------------------
+
+
+def test_estimate_without_calls_is_the_prior() -> None:
+    for prior in PRIORS.values():
+        assert estimate(prior, (), NOW) == pytest.approx(prior)
+
+
+def test_a_call_half_life_old_weighs_half() -> None:
+    prior = PRIORS["unknown"]
+    fresh = (Call("no_answer", NOW),)
+    two_old = (Call("no_answer", ago(HALF_LIFE_DAYS)), Call("no_answer", ago(HALF_LIFE_DAYS)))
+    assert estimate(prior, two_old, NOW) == pytest.approx(estimate(prior, fresh, NOW))
+    old_connect = (Call("connected", ago(HALF_LIFE_DAYS)),)
+    expected = (prior * PRIOR_CALLS + 0.5) / (PRIOR_CALLS + 0.5)
+    assert estimate(prior, old_connect, NOW) == pytest.approx(expected)
+    quarter = (Call("connected", ago(2 * HALF_LIFE_DAYS)),)
+    expected = (prior * PRIOR_CALLS + 0.25) / (PRIOR_CALLS + 0.25)
+    assert estimate(prior, quarter, NOW) == pytest.approx(expected)
+
+
+def test_future_dated_calls_weigh_one() -> None:
+    prior = PRIORS["landline"]
+    future = (Call("connected", NOW + 30 * DAY),)
+    assert estimate(prior, future, NOW) == pytest.approx(estimate(prior, calls("connected"), NOW))
+    assert estimate(prior, future, NOW) == pytest.approx(
+        (prior * PRIOR_CALLS + 1) / (PRIOR_CALLS + 1)
+    )
+
+
+@pytest.mark.parametrize("outcome", ["connected", "right_party"])
+def test_connects_raise_the_estimate(outcome: str) -> None:
+    prior = PRIORS["unknown"]
+    assert estimate(prior, calls(outcome), NOW) > prior
+
+
+@pytest.mark.parametrize("outcome", [o for o in OUTCOMES if o not in ("connected", "right_party")])
+def test_other_outcomes_lower_the_estimate(outcome: str) -> None:
+    prior = PRIORS["unknown"]
+    assert estimate(prior, calls(outcome), NOW) < prior
+
+
+def test_recent_calls_count_more_than_old_ones() -> None:
+    prior = PRIORS["unknown"]
+    recent = estimate(prior, calls("connected", "connected"), NOW)
+    old = estimate(prior, calls("connected", "connected", days_ago=365), NOW)
+    assert prior < old < recent
+
+
+def test_estimate_does_not_depend_on_call_order() -> None:
+    history = (Call("connected", ago(3)), Call("no_answer", ago(200)), Call("busy", ago(1)))
+    prior = PRIORS["mobile"]
+    assert estimate(prior, history, NOW) == pytest.approx(estimate(prior, history[::-1], NOW))
+
+
+# -- tiers move with the calls ----------------------------------------------------------------
+
+
+def test_unknown_line_with_recent_connects_becomes_p1() -> None:
+    assert score(US).status == "p2"
+    result = score(US, calls=calls(*["connected"] * 5))
+    assert result.status == "p1"
+    assert result.probability == pytest.approx(
+        estimate(PRIORS["unknown"], calls(*["connected"] * 5), NOW)
+    )
+    assert has_reason(result, "5 reported calls, 5 connected")
+
+
+def test_old_connects_do_not_lift_an_unknown_line() -> None:
+    assert score(US, calls=calls(*["connected"] * 3)).status == "p1"
+    assert score(US, calls=calls(*["connected"] * 3, days_ago=730)).status == "p2"
+
+
+@pytest.mark.parametrize(("no_answers", "status"), [(10, "p2"), (40, "p3")])
+def test_mobile_with_recent_no_answers_drops(no_answers: int, status: str) -> None:
+    history = calls(*["no_answer"] * no_answers)
+    result = score(US, block="wireless", calls=history)
+    assert result.status == status
+    assert status == tier_of(estimate(PRIORS["mobile"], history, NOW))
+    assert has_reason(result, f"{no_answers} reported calls, 0 connected")
+
+
+def test_landline_with_connects_reaches_p1_and_voip_with_connects_leaves_p3() -> None:
+    assert score(US, block="landline", calls=calls("connected", "connected")).status == "p1"
+    assert score(US, block="voip", calls=calls("connected")).status != "p3"
+
+
+# -- hard rules -------------------------------------------------------------------------------
+
+
+def test_disconnected_on_two_different_utc_days_is_na() -> None:
+    history = (Call("disconnected", MIDNIGHT - 600), Call("disconnected", MIDNIGHT + 600))
+    result = score(US, block="wireless", calls=history)
+    assert result.status == "na"
+    assert result.reasons[0] == "reported disconnected on two different days"
+    assert result.probability == 0.0
+
+
+def test_disconnected_twice_on_one_utc_day_is_not_na() -> None:
+    history = (Call("disconnected", MIDNIGHT + 60), Call("disconnected", MIDNIGHT + DAY - 60))
+    result = score(US, block="wireless", calls=history)
+    assert tier(result.status) != "na"
+    assert not has_reason(result, "disconnected on two different days")
+
+
+def test_no_answers_after_the_disconnects_keep_it_na() -> None:
+    history = (
+        Call("disconnected", ago(2)),
+        Call("disconnected", ago(1)),
+        Call("no_answer", ago(0.5)),
+        Call("busy", ago(0.1)),
+    )
+    assert score(US, calls=history).status == "na"
+
+
+@pytest.mark.parametrize("outcome", ["connected", "right_party", "voicemail"])
+def test_an_answer_after_the_disconnects_is_not_na(outcome: str) -> None:
+    history = (Call("disconnected", ago(2)), Call("disconnected", ago(1)), Call(outcome, ago(0.5)))
+    assert tier(score(US, calls=history).status) != "na"
+
+
+def test_disconnects_separated_by_an_answer_do_not_add_up() -> None:
+    history = (
+        Call("disconnected", ago(2)),
+        Call("connected", ago(1.5)),
+        Call("disconnected", ago(1)),
+    )
+    assert tier(score(US, calls=history).status) != "na"
+
+
+def test_wrong_number_is_na_auth() -> None:
+    result = score(US, block="wireless", calls=calls("connected", "wrong_number"))
+    assert result.status == "na - auth"
+    assert result.reasons[0] == "reported as a wrong number"
+    assert result.probability == 0.0
+
+
+@pytest.mark.parametrize("later", ["right_party", "voicemail_name_match"])
+def test_a_later_ownership_call_clears_a_wrong_number(later: str) -> None:
+    history = (Call("wrong_number", ago(3)), Call(later, ago(1)))
+    result = score(US, block="wireless", calls=history)
+    assert tier(result.status) != "na"
+    assert not has_reason(result, "wrong number")
+
+
+@pytest.mark.parametrize("earlier", ["right_party", "voicemail_name_match"])
+def test_a_later_wrong_number_wins_over_earlier_ownership(earlier: str) -> None:
+    history = (Call(earlier, ago(3)), Call("wrong_number", ago(1)))
+    assert score(US, calls=history).status == "na - auth"
+
+
+def test_a_plain_connect_does_not_clear_a_wrong_number() -> None:
+    history = (Call("wrong_number", ago(3)), Call("connected", ago(1)))
+    assert score(US, calls=history).status == "na - auth"
+
+
+def test_dnc_request_marks_dnc() -> None:
+    on_mobile = score(US, block="wireless", calls=calls("connected", "dnc_request"))
+    assert on_mobile.status == "p1 - dnc"
+    assert "the person asked not to be called" in on_mobile.reasons
+    on_landline = score(US, block="landline", calls=calls("dnc_request"))
+    assert on_landline.status == "na - dnc"
+    assert "the person asked not to be called" in on_landline.reasons
+
+
+def test_gatekeeper_twice_is_h_once_is_not() -> None:
+    history = calls(*["connected"] * 4)
+    once = score(US, block="wireless", calls=(*history, Call("gatekeeper", ago(1))))
+    assert modifier(once.status) is None
+    assert not has_reason(once, "gatekeeper")
+    twice = score(US, block="wireless", calls=(*history, *calls("gatekeeper", "gatekeeper")))
+    assert modifier(twice.status) == "h"
+    assert "answered by a gatekeeper 2 times" in twice.reasons
+
+
+def test_ivr_takes_the_path_of_the_latest_call_carrying_one() -> None:
+    history = (
+        Call("ivr", ago(5), "1"),
+        Call("ivr", ago(3), "2,4"),
+        Call("ivr", ago(2)),
+        Call("no_answer", ago(1)),
+    )
+    result = score(US, block="wireless", calls=history)
+    assert modifier(result.status) == "ivr"
+    assert result.ivr_path == "2,4"
+    assert "dial tree (path 2,4)" in result.reasons
+
+
+def test_ivr_without_a_known_path() -> None:
+    result = score(US, calls=calls("ivr"))
+    assert modifier(result.status) == "ivr"
+    assert result.ivr_path is None
+    assert "dial tree" in result.reasons
+
+
+def test_a_reported_path_wins_over_the_directory_path() -> None:
+    result = score(US, calls=(Call("ivr", ago(1), "9"),), directory_ivr_path="1,2")
+    assert result.ivr_path == "9"
+    assert modifier(result.status) == "ivr"
+
+
+def test_screened_in_the_last_five_calls_is_sf() -> None:
+    base = calls(*["connected"] * 4, days_ago=2)
+    recent = score(
+        US, block="wireless", calls=(*base, Call("screened", ago(1)), *calls("busy") * 4)
+    )
+    assert recent.status == f"{tier(recent.status)} - sf"
+    assert "calls are screened" in recent.reasons
+    older = score(US, block="wireless", calls=(*base, Call("screened", ago(1)), *calls("busy") * 5))
+    assert modifier(older.status) is None
+    assert "calls are screened" not in older.reasons
+
+
+# -- do-not-call lists and modifier precedence -------------------------------------------------
+
+
+def test_dnc_list_on_a_p1_number_is_p1_dnc() -> None:
+    result = score(US, block="wireless", dnc_lists=("state_ca", "federal"))
+    assert result.status == "p1 - dnc"
+    assert "on do-not-call list federal, state_ca" in result.reasons
+
+
+@pytest.mark.parametrize(("block", "tier_without"), [("landline", "p2"), ("voip", "p3")])
+def test_dnc_list_on_a_p2_or_p3_number_is_na_dnc(block: str, tier_without: str) -> None:
+    assert score(US, block=block).status == tier_without
+    result = score(US, block=block, dnc_lists=("federal",))
+    assert result.status == "na - dnc"
+    assert "on do-not-call list federal" in result.reasons
+
+
+PRECEDENCE_CALLS = (
+    *calls(*["connected"] * 8, days_ago=3),
+    Call("ivr", ago(2), "1"),
+    Call("gatekeeper", ago(2)),
+    Call("gatekeeper", ago(1)),
+    Call("screened", ago(0.5)),
+)
+
+
+@pytest.mark.parametrize(
+    ("drop", "dnc", "status"),
+    [
+        ((), True, "p1 - dnc"),
+        ((), False, "p1 - ivr"),
+        (("ivr",), False, "p1 - h"),
+        (("ivr", "gatekeeper"), False, "p1 - sf"),
+        (("ivr", "gatekeeper", "screened"), False, "p1"),
+        (("gatekeeper", "screened"), True, "p1 - dnc"),
+        (("screened",), False, "p1 - ivr"),
+        (("ivr",), True, "p1 - dnc"),
+    ],
+)
+def test_modifier_precedence_dnc_ivr_h_sf(drop: tuple[str, ...], dnc: bool, status: str) -> None:
+    history = tuple(c for c in PRECEDENCE_CALLS if c.outcome not in drop)
+    result = score(US, block="wireless", calls=history, dnc_lists=("federal",) if dnc else ())
+    assert result.status == status
+
+
+def test_lower_modifiers_still_give_their_reasons() -> None:
+    result = score(US, block="wireless", calls=PRECEDENCE_CALLS, dnc_lists=("federal",))
+    assert "dial tree (path 1)" in result.reasons
+    assert "answered by a gatekeeper 2 times" in result.reasons
+    assert "calls are screened" in result.reasons
+
+
+# -- switchboards -----------------------------------------------------------------------------
+
+
+def test_typed_hq_is_h() -> None:
+    result = score(US, "hq")
+    assert result.status == "p2 - h"
+    assert "given as a company line" in result.reasons
+    assert score(UK_MOBILE, "switchboard").status == "p2 - h"
+
+
+def test_company_main_line_is_h() -> None:
+    result = score(US, company_line=True)
+    assert result.status == "p2 - h"
+    assert "a company's main line" in result.reasons
+
+
+def test_directory_ivr_path_is_ivr_with_the_path() -> None:
+    result = score(US, company_line=True, directory_ivr_path="1,0")
+    assert result.status == "p2 - ivr"
+    assert result.ivr_path == "1,0"
+    assert "dial tree (path 1,0)" in result.reasons
+    assert "a company's main line" in result.reasons
+
+
+@pytest.mark.parametrize(
+    ("others", "reason"), [(1, "shared with 1 other person"), (3, "shared with 3 other people")]
+)
+def test_shared_number_is_h(others: int, reason: str) -> None:
+    result = score(US, block="wireless", shared_with=others)
+    assert modifier(result.status) == "h"
+    assert reason in result.reasons
+    # A shared number is a switchboard whatever its line: the switchboard prior applies.
+    assert result.probability == pytest.approx(PRIORS["switchboard"])
+
+
+def test_not_shared_is_not_h() -> None:
+    result = score(US, block="wireless", shared_with=0)
+    assert result.status == "p1"
+    assert not has_reason(result, "shared")
+
+
+# -- properties -------------------------------------------------------------------------------
+
+SAMPLE_NUMBERS = (
+    US, US_OTHER, US_TOLL_FREE, UK_MOBILE, UK_FIXED, DE_SHARED_COST,
+    "+445619283746", "+449019283746", "+14155550123", "+14157777777", "+14154111234",
+    "+447712345678", "not a number", "12", "+4915192837465", "+81312345678",
+)  # fmt: skip
+HINTS = (None, "mobile", "direct", "hq", "other", "cell", "switchboard")
+
+
+@st.composite
+def number_evidence(draw: st.DrawFn) -> NumberEvidence:
+    history = draw(
+        st.lists(
+            st.builds(
+                Call,
+                st.sampled_from(OUTCOMES),
+                st.floats(min_value=NOW - 800 * DAY, max_value=NOW + 30 * DAY),
+                st.one_of(st.none(), st.sampled_from(["1", "2,3", "0#"])),
+            ),
+            max_size=12,
+        )
+    )
+    verification = draw(
+        st.one_of(
+            st.none(),
+            st.builds(
+                Verification,
+                st.just("acme"),
+                st.sampled_from(VERIFIED_LINE_TYPES),
+                st.none(),
+                st.booleans(),
+            ),
+        )
+    )
+    return NumberEvidence(
+        block=draw(st.one_of(st.none(), st.sampled_from(BLOCK_CATEGORIES))),
+        dnc_lists=tuple(draw(st.lists(st.sampled_from(["federal", "state"]), unique=True))),
+        calls=tuple(sorted(history, key=lambda c: c.at)),
+        shared_with=draw(st.integers(min_value=0, max_value=4)),
+        company_line=draw(st.booleans()),
+        directory_ivr_path=draw(st.one_of(st.none(), st.just("1,0"))),
+        verification=verification,
+    )
+
+
+@given(st.sampled_from(SAMPLE_NUMBERS), st.sampled_from(HINTS), number_evidence())
+@settings(max_examples=600, deadline=None)
+def test_scores_are_always_well_formed(
+    raw: str, hint: str | None, evidence: NumberEvidence
+) -> None:
+    phone = parse(raw, hint)
+    result = score_phone(phone, evidence, NOW)
+    assert result.status in PHONE_STATUSES
+    assert result.reasons
+    assert all(isinstance(r, str) and r.strip() for r in result.reasons)
+    assert 0.0 <= result.probability <= 1.0
+    status_tier = tier(result.status)
+    if status_tier != "na":
+        # Outside na, the tier is the estimate cut at the published floors.
+        assert status_tier == tier_of(result.probability)
+    elif result.status != "na - dnc":
+        assert result.probability == 0.0
+    if modifier(result.status) == "dnc":
+        assert evidence.dnc_lists or any(c.outcome == "dnc_request" for c in evidence.calls)
+    if phone.valid and evidence.dnc_lists and result.status != "na - auth":
+        # dnc is the strongest modifier: a listed number always says so.
+        assert modifier(result.status) == "dnc"
+    if result.ivr_path is not None:
+        assert result.ivr_path in {c.ivr_path for c in evidence.calls} | {
+            evidence.directory_ivr_path
+        }
+
+
+@given(st.sampled_from(SAMPLE_NUMBERS), st.sampled_from(HINTS), number_evidence())
+@settings(max_examples=600, deadline=None)
+def test_na_always_has_probability_zero(
+    raw: str, hint: str | None, evidence: NumberEvidence
+) -> None:
+    result = score_phone(parse(raw, hint), evidence, NOW)
+    if tier(result.status) == "na":
+        assert result.probability == 0.0
+
+
+def test_na_dnc_from_a_listed_landline_has_probability_zero() -> None:
+    result = score(US, block="landline", dnc_lists=("federal",))
+    assert result.status == "na - dnc"
+    assert result.probability == 0.0
+
+
+# -- leadStatus (D16) and bestPhone (D17) on the engine's output -------------------------------
+
+
+def contact_score(fields: dict[str, str], evidence: dict[str, NumberEvidence]) -> Any:
+    return score_parsed(parse_contact_phones(fields), evidence, NOW)
+
+
+def test_lead_status_ignores_modifiers_and_best_phone_skips_dnc() -> None:
+    result = contact_score(
+        {"phone": US, "phone2": US_OTHER, "phone3": "+13127946000"},
+        {
+            US: NumberEvidence(block="wireless", dnc_lists=("federal",)),
+            US_OTHER: NumberEvidence(block="landline"),
+            "+13127946000": NumberEvidence(block="voip"),
+        },
+    )
+    assert [p["status"] for p in result.phones] == ["p1 - dnc", "p2", "p3"]
+    assert result.lead_status == "P1"
+    assert result.best_phone == {"number": US_OTHER, "status": "p2", "ivrPath": None}
+
+
+def test_only_dnc_and_na_numbers_leave_no_best_phone() -> None:
+    result = contact_score(
+        {"phone": US, "phone2": US_OTHER},
+        {
+            US: NumberEvidence(block="wireless", dnc_lists=("federal",)),
+            US_OTHER: NumberEvidence(calls=calls("wrong_number")),
+        },
+    )
+    assert [p["status"] for p in result.phones] == ["p1 - dnc", "na - auth"]
+    assert result.lead_status == "P1"
+    assert result.best_phone is None
+
+
+def test_all_na_needs_attention() -> None:
+    result = contact_score(
+        {"phone": "nope", "phone2": "+14155550123", "phone3": US},
+        {US: NumberEvidence(calls=(Call("disconnected", ago(2)), Call("disconnected", ago(1))))},
+    )
+    assert [p["status"] for p in result.phones] == ["na", "na", "na"]
+    assert result.lead_status == "Needs Attention"
+    assert result.best_phone is None
+
+
+def test_no_phones_is_no_numbers_found() -> None:
+    result = contact_score({"firstName": "Ann"}, {})
+    assert result.lead_status == "No Numbers Found"
+    assert result.best_phone is None
+
+
+def test_lead_status_is_the_best_tier() -> None:
+    result = contact_score(
+        {"phone": US, "phone2": US_OTHER},
+        {US: NumberEvidence(block="voip"), US_OTHER: NumberEvidence(block="landline")},
+    )
+    assert result.lead_status == "P2"
+    voip_only = contact_score({"phone": US}, {US: NumberEvidence(block="voip")})
+    assert voip_only.lead_status == "P3"
+
+
+def test_best_phone_prefers_no_modifier_then_sf_ivr_h() -> None:
+    connects = calls(*["connected"] * 8, days_ago=2)
+    numbers = [US, US_OTHER, "+13127946000", "+16172531000"]
+    evidence = {
+        numbers[0]: NumberEvidence(block="wireless", shared_with=1, calls=connects),
+        numbers[1]: NumberEvidence(block="wireless", calls=(*connects, Call("ivr", ago(1), "3"))),
+        numbers[2]: NumberEvidence(block="wireless", calls=(*connects, Call("screened", ago(1)))),
+        numbers[3]: NumberEvidence(block="wireless", calls=connects),
+    }
+    fields = dict(zip(("phone", "phone2", "phone3", "phone4"), numbers, strict=True))
+    result = contact_score(fields, evidence)
+    assert [p["status"] for p in result.phones] == ["p1 - h", "p1 - ivr", "p1 - sf", "p1"]
+    assert result.best_phone == {"number": numbers[3], "status": "p1", "ivrPath": None}
+    del fields["phone4"]
+    result = contact_score(fields, evidence)
+    assert result.best_phone == {"number": numbers[2], "status": "p1 - sf", "ivrPath": None}
+    del fields["phone3"]
+    result = contact_score(fields, evidence)
+    assert result.best_phone == {"number": numbers[1], "status": "p1 - ivr", "ivrPath": "3"}
+
+
+def test_best_phone_prefers_a_better_tier_over_a_modifier() -> None:
+    result = contact_score(
+        {"phone": US, "phone2": US_OTHER},
+        {US: NumberEvidence(block="landline"), US_OTHER: NumberEvidence(block="wireless")},
+    )
+    assert result.best_phone is not None
+    assert result.best_phone["number"] == US_OTHER
+
+
+def test_best_phone_prefers_mobile_within_a_tier_then_position() -> None:
+    # Both p2 (a landline block beats the mobile hint), but the second is typed mobile.
+    fields = {"phone": US, "phone2": US_OTHER, "phone2Type": "mobile"}
+    evidence = {US: NumberEvidence(block="landline"), US_OTHER: NumberEvidence(block="landline")}
+    result = contact_score(fields, evidence)
+    assert [p["status"] for p in result.phones] == ["p2", "p2"]
+    assert [p["type"] for p in result.phones] == ["other", "mobile"]
+    assert result.best_phone is not None
+    assert result.best_phone["number"] == US_OTHER
+    same_type = contact_score({"phone": US, "phone2": US_OTHER}, evidence)
+    assert same_type.best_phone is not None
+    assert same_type.best_phone["number"] == US
+
+
+def test_phone_entries_carry_reasons_and_ivr_path() -> None:
+    result = contact_score(
+        {"phone": US}, {US: NumberEvidence(company_line=True, directory_ivr_path="2")}
+    )
+    (entry,) = result.phones
+    assert entry["status"] == "p2 - ivr"
+    assert entry["ivrPath"] == "2"
+    assert "a company's main line" in entry["reasons"]
+    assert result.best_phone == {"number": US, "status": "p2 - ivr", "ivrPath": "2"}
+
+
+# -- company and person keys ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "key"),
+    [
+        ({"companyAccount": "Acme"}, "name:acme"),
+        ({"companyAccount": "Acme, Inc."}, "name:acme"),
+        ({"companyAccount": "ACME Corporation"}, "name:acme"),
+        ({"companyAccount": "Acme Holdings Ltd."}, "name:acme"),
+        ({"companyAccount": "  acme   llc "}, "name:acme"),
+        ({"companyAccount": "Acme-Co"}, "name:acme"),
+        ({"companyAccount": "Müller AG"}, "name:muller"),
+        ({"companyAccount": "Société Générale"}, "name:societe generale"),
+        ({"companyAccount": "Widgets & Sons Pty Ltd"}, "name:widgets sons"),
+        # A name that is only a suffix keeps its last word.
+        ({"companyAccount": "Company Inc"}, "name:company"),
+        ({"companyAccount": "Inc."}, "name:inc"),
+        # The name wins over domains.
+        ({"companyAccount": "Acme", "website": "other.com"}, "name:acme"),
+        # Without a name: the website's domain, then the email's.
+        ({"companyAccount": "  ", "website": "https://www.Acme.com/about"}, "domain:acme.com"),
+        ({"website": "acme.com:8080"}, "domain:acme.com"),
+        ({"website": "http://acme.co.uk"}, "domain:acme.co.uk"),
+        ({"email": "ann@acme.com"}, "domain:acme.com"),
+        ({"email": "Ann@ACME.com"}, "domain:acme.com"),
+        ({"website": "acme.com", "email": "ann@other.com"}, "domain:acme.com"),
+        ({"website": "", "email": "ann@acme.com"}, "domain:acme.com"),
+        # Free mail says nothing about the company.
+        ({"email": "ann@gmail.com"}, None),
+        ({"email": "ann@GMail.com"}, None),
+        ({"email": "ann@hotmail.com", "website": "localhost"}, None),
+        ({"website": "www.gmail.com"}, None),
+        ({}, None),
+        ({"companyAccount": "!!!"}, None),
+    ],
+)
+def test_company_key(fields: dict[str, Any], key: str | None) -> None:
+    assert company_key(fields) == key
+
+
+def test_company_key_ignores_non_strings() -> None:
+    assert company_key({"companyAccount": 42, "email": "ann@acme.com"}) == "domain:acme.com"
+    assert company_key({"companyAccount": None, "website": None}) is None
+
+
+@pytest.mark.parametrize(
+    ("dotted", "plain"),
+    [
+        ("Société Générale S.A.", "Société Générale"),
+        ("Philips B.V.", "Philips"),
+        ("Acme L.L.C.", "Acme"),
+    ],
+)
+def test_company_key_drops_dotted_legal_suffixes(dotted: str, plain: str) -> None:
+    assert company_key({"companyAccount": dotted}) == company_key({"companyAccount": plain})
+
+
+@pytest.mark.parametrize(
+    ("fields", "key"),
+    [
+        ({"firstName": "Ann", "lastName": "Lee"}, "ann lee"),
+        ({"firstName": " ANN ", "lastName": "lee "}, "ann lee"),
+        ({"firstName": "Zoë", "lastName": "O'Brien"}, "zoe o brien"),
+        ({"firstName": "Mary-Ann", "lastName": "Smith"}, "mary ann smith"),
+        ({"firstName": "Ann"}, "ann"),
+        ({"lastName": "Lee"}, "lee"),
+        ({}, ""),
+    ],
+)
+def test_person_key(fields: dict[str, Any], key: str) -> None:
+    assert person_key(fields) == key
+
+
+def test_person_key_tells_people_apart() -> None:
+    assert person_key({"firstName": "Ann", "lastName": "Lee"}) != person_key(
+        {"firstName": "Bob", "lastName": "Lee"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("with_empty", "without"),
+    [
+        ({"firstName": "", "lastName": "Lee"}, {"lastName": "Lee"}),
+        ({"firstName": "Ann", "lastName": ""}, {"firstName": "Ann"}),
+        ({"firstName": "Ann", "lastName": "  "}, {"firstName": "Ann"}),
+    ],
+)
+def test_person_key_ignores_empty_name_parts(
+    with_empty: dict[str, str], without: dict[str, str]
+) -> None:
+    assert person_key(with_empty) == person_key(without)
+
+
+def column_length(column: Any) -> int:
+    kind = column.type
+    assert isinstance(kind, String)
+    assert kind.length is not None
+    return kind.length
+
+
+def test_keys_of_accepted_fields_fit_their_columns() -> None:
+    long_text = "x" * MAX_FIELD_LENGTH
+    company = company_key({"companyAccount": long_text})
+    person = person_key({"firstName": long_text, "lastName": long_text})
+    assert company is not None
+    company_column = column_length(ContactNumber.__table__.c.company_key)
+    person_column = column_length(ContactNumber.__table__.c.person_key)
+    assert len(company) <= company_column
+    assert len(person) <= person_column
+
+
+def test_submissions_accept_fields_longer_than_the_key_columns() -> None:
+    long_text = "x" * MAX_FIELD_LENGTH
+    (prepared,) = prepare(
+        "scoring",
+        [{"firstName": long_text, "lastName": long_text, "companyAccount": long_text, "phone": US}],
+    )
+    assert isinstance(prepared, PreparedContact)
+    assert prepared.fields["companyAccount"] == long_text
