@@ -271,7 +271,7 @@ def test_display_type_prefers_the_submitted_type() -> None:
         ("+4918019283", None, "p2 - h"),  # shared cost
         (US_NUMBER, "hq", "p2 - h"),
         (UK_MOBILE, "switchboard", "p2 - h"),
-        ("+445619283746", None, "p3"),  # VoIP
+        ("+445619283746", None, "p2"),  # VoIP: office lines, often
         ("+447019283746", None, "p3"),  # personal number
         ("+449019283746", None, "p3"),  # premium rate
         ("not a number", None, "na"),

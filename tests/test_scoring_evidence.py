@@ -107,7 +107,7 @@ async def test_npa_nxx_x_block_wins_over_npa_nxx(db: Database, tenant: Tenant) -
     assert [phones[n]["status"] for n in (US, US_SAME_BLOCK, US_OTHER, US_THIRD, UK_MOBILE)] == [
         "p1",
         "p2",
-        "p3",
+        "p2",
         "p2",
         "p1",
     ]

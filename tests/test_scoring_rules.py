@@ -18,10 +18,10 @@ from dialscore.scoring.engine import (
     HALF_LIFE_DAYS,
     P1_FLOOR,
     P2_FLOOR,
-    PRIOR_CALLS,
     PRIORS,
     PhoneScore,
     estimate,
+    prior_calls,
     score_parsed,
     score_phone,
 )
@@ -271,7 +271,9 @@ def test_priors_put_each_kind_in_its_expected_first_tier() -> None:
     assert P2_FLOOR <= PRIORS["unknown"] < P1_FLOOR
     assert P2_FLOOR <= PRIORS["landline"] < P1_FLOOR
     assert P2_FLOOR <= PRIORS["switchboard"] < P1_FLOOR
-    assert PRIORS["voip"] < P2_FLOOR
+    assert P2_FLOOR <= PRIORS["voip"] < P1_FLOOR
+    assert PRIORS["screened"] < P2_FLOOR
+    assert PRIORS["disconnected once"] < P2_FLOOR
     assert PRIORS["special"] < P2_FLOOR
 
 
@@ -280,7 +282,7 @@ def test_priors_put_each_kind_in_its_expected_first_tier() -> None:
     [
         (US, None, {"block": "wireless"}, "p1"),
         (US, None, {"block": "landline"}, "p2"),
-        (US, None, {"block": "voip"}, "p3"),
+        (US, None, {"block": "voip"}, "p2"),
         (US, None, {}, "p2"),
         (US, "mobile", {}, "p1"),
         (US, "mobile", {"block": "landline"}, "p2"),
@@ -335,10 +337,11 @@ def test_a_call_half_life_old_weighs_half() -> None:
     two_old = (Call("no_answer", ago(HALF_LIFE_DAYS)), Call("no_answer", ago(HALF_LIFE_DAYS)))
     assert estimate(prior, two_old, NOW) == pytest.approx(estimate(prior, fresh, NOW))
     old_connect = (Call("connected", ago(HALF_LIFE_DAYS)),)
-    expected = (prior * PRIOR_CALLS + 0.5) / (PRIOR_CALLS + 0.5)
+    strength = prior_calls(prior)
+    expected = (prior * strength + 0.5) / (strength + 0.5)
     assert estimate(prior, old_connect, NOW) == pytest.approx(expected)
     quarter = (Call("connected", ago(2 * HALF_LIFE_DAYS)),)
-    expected = (prior * PRIOR_CALLS + 0.25) / (PRIOR_CALLS + 0.25)
+    expected = (prior * strength + 0.25) / (strength + 0.25)
     assert estimate(prior, quarter, NOW) == pytest.approx(expected)
 
 
@@ -347,7 +350,7 @@ def test_future_dated_calls_weigh_one() -> None:
     future = (Call("connected", NOW + 30 * DAY),)
     assert estimate(prior, future, NOW) == pytest.approx(estimate(prior, calls("connected"), NOW))
     assert estimate(prior, future, NOW) == pytest.approx(
-        (prior * PRIOR_CALLS + 1) / (PRIOR_CALLS + 1)
+        (prior * prior_calls(prior) + 1) / (prior_calls(prior) + 1)
     )
 
 
@@ -543,16 +546,26 @@ def test_dnc_list_on_a_p1_number_is_p1_dnc() -> None:
     assert "on do-not-call list federal, state_ca" in result.reasons
 
 
-@pytest.mark.parametrize(("block", "tier_without"), [("landline", "p2"), ("voip", "p3")])
-def test_dnc_list_on_a_p2_or_p3_number_is_na_dnc(block: str, tier_without: str) -> None:
-    assert score(US, block=block).status == tier_without
-    result = score(US, block=block, dnc_lists=("federal",))
+@pytest.mark.parametrize(
+    ("evidence", "tier_without"),
+    [
+        ({"block": "landline"}, "p2"),
+        ({"block": "voip"}, "p2"),
+        ({"verification": Verification("acme", "personal")}, "p3"),
+    ],
+)
+def test_dnc_list_on_a_p2_or_p3_number_is_na_dnc(
+    evidence: dict[str, Any], tier_without: str
+) -> None:
+    assert score(US, **evidence).status == tier_without
+    result = score(US, **evidence, dnc_lists=("federal",))
     assert result.status == "na - dnc"
     assert "on do-not-call list federal" in result.reasons
 
 
 PRECEDENCE_CALLS = (
-    *calls(*["connected"] * 8, days_ago=3),
+    # Enough connects to stay p1 even from the low priors of switchboards and screened lines.
+    *calls(*["connected"] * 30, days_ago=3),
     Call("ivr", ago(2), "1"),
     Call("gatekeeper", ago(2)),
     Call("gatekeeper", ago(1)),
@@ -730,7 +743,7 @@ def test_lead_status_ignores_modifiers_and_best_phone_skips_dnc() -> None:
         {
             US: NumberEvidence(block="wireless", dnc_lists=("federal",)),
             US_OTHER: NumberEvidence(block="landline"),
-            "+13127946000": NumberEvidence(block="voip"),
+            "+13127946000": NumberEvidence(verification=Verification("acme", "pager")),
         },
     )
     assert [p["status"] for p in result.phones] == ["p1 - dnc", "p2", "p3"]
@@ -773,12 +786,13 @@ def test_lead_status_is_the_best_tier() -> None:
         {US: NumberEvidence(block="voip"), US_OTHER: NumberEvidence(block="landline")},
     )
     assert result.lead_status == "P2"
-    voip_only = contact_score({"phone": US}, {US: NumberEvidence(block="voip")})
-    assert voip_only.lead_status == "P3"
+    pager = NumberEvidence(verification=Verification("acme", "pager"))
+    pager_only = contact_score({"phone": US}, {US: pager})
+    assert pager_only.lead_status == "P3"
 
 
 def test_best_phone_prefers_no_modifier_then_sf_ivr_h() -> None:
-    connects = calls(*["connected"] * 8, days_ago=2)
+    connects = calls(*["connected"] * 30, days_ago=2)
     numbers = [US, US_OTHER, "+13127946000", "+16172531000"]
     evidence = {
         numbers[0]: NumberEvidence(block="wireless", shared_with=1, calls=connects),

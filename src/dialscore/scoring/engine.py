@@ -9,7 +9,8 @@ Each number gets an estimate of the probability that a call reaches the person:
    verification provider, else the imported number block, else the numbering metadata, else
    the client's type hint (weaker, so a hinted mobile starts lower than a known one);
 2. moved by the calls the client reported: a beta-binomial estimate in which the prior counts
-   as ``PRIOR_CALLS`` calls and each reported call weighs less the older it is (half-life
+   as ``PRIOR_CONNECTS`` connect's worth of calls (so a low prior takes many failed calls to
+   move, a high one few) and each reported call weighs less the older it is (half-life
    ``HALF_LIFE_DAYS``), so recent calls count more;
 3. cut into tiers at ``P1_FLOOR`` and ``P2_FLOOR``.
 
@@ -48,13 +49,17 @@ PRIORS = {
     "unknown": 0.12,
     "landline": 0.08,
     "switchboard": 0.05,
-    "voip": 0.03,
+    "voip": 0.08,
+    "screened": 0.03,
     "special": 0.01,
+    "disconnected once": 0.01,
 }
 P1_FLOOR = 0.20
 P2_FLOOR = 0.04
 # How many calls the prior is worth, and how fast a call's weight halves.
-PRIOR_CALLS = 4.0
+# The prior is worth this many connects: 1/prior calls (4 calls for a mobile, 20 for a
+# switchboard).
+PRIOR_CONNECTS = 1.0
 HALF_LIFE_DAYS = 90.0
 DAY = 86_400.0
 
@@ -146,7 +151,13 @@ def estimate(prior: float, calls: Sequence[Call], now: float) -> float:
         weight += w
         if call.outcome in CONNECTS:
             connects += w
-    return (prior * PRIOR_CALLS + connects) / (PRIOR_CALLS + weight)
+    strength = prior_calls(prior)
+    return (prior * strength + connects) / (strength + weight)
+
+
+def prior_calls(prior: float) -> float:
+    """How many calls the prior is worth."""
+    return PRIOR_CONNECTS / prior
 
 
 def _tier(probability: float) -> str:
@@ -166,6 +177,14 @@ def _disconnected(calls: Sequence[Call]) -> bool:
         elif call.outcome not in ("no_answer", "busy"):
             break
     return len(days) >= DISCONNECTED_DAYS_FOR_NA
+
+
+def _disconnected_once(calls: Sequence[Call]) -> bool:
+    """The latest call that reached anything found the line disconnected."""
+    for call in reversed(calls):
+        if call.outcome not in ("no_answer", "busy"):
+            return call.outcome == "disconnected"
+    return False
 
 
 def _wrong_number(calls: Sequence[Call]) -> bool:
@@ -242,6 +261,10 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
     if any(c.outcome == "screened" for c in recent):
         modifier = modifier or "sf"
         reasons.append("calls are screened")
+        kind = "screened"
+    if _disconnected_once(calls):
+        reasons.append("reported disconnected, nothing answered since")
+        kind = "disconnected once"
 
     prior = PRIORS[kind]
     probability = estimate(prior, calls, now)

@@ -71,8 +71,8 @@ async def index_contact_numbers(
         return
     dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    for part in chunks(rows):
-        await session.execute(insert(ContactNumber).values(part).on_conflict_do_nothing())
+    # One statement with many parameter sets: compiled once, not once per distinct batch.
+    await session.execute(insert(ContactNumber).on_conflict_do_nothing(), list(rows))
 
 
 async def people_per_company_number(
