@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from dialscore.cli.admin import admin
+from dialscore.cli.imports import imports
 from dialscore.cli.server import register
 
 app = typer.Typer(
@@ -14,6 +15,7 @@ app = typer.Typer(
 )
 register(app)
 app.add_typer(admin, name="admin")
+app.add_typer(imports, name="import")
 
 
 def main() -> None:

@@ -1,31 +1,5 @@
-"""Parsing of the evidence operators import: do-not-call numbers, NANP number blocks and
-company main lines. Pure: lines in, values and counted rejections out.
-
-Do-not-call files (one number a line; blank lines, ``#`` comments and one header line are
-skipped; spaces, tabs, quotes, ``-``, ``(``, ``)`` and ``.`` are ignored):
-
-- ``4155552671``: 10 digits, a NANP number (E.164 ``14155552671``);
-- ``415,5552671``: area code and number, as the US National DNC Registry publishes them;
-- ``14155552671`` and ``+14155552671``: a NANP number with its country code;
-- ``+442079460000``: E.164 of any country (7 to 15 digits after the ``+``).
-
-NANP area codes and exchanges never start with 0 or 1; such lines are invalid.
-
-Number-block files (CSV with a header; names compared without case, spaces, ``_`` or ``-``):
-
-- the block: ``prefix`` (also ``block``, ``npanxx``, ``npanxxx``: 6 digits NPA-NXX or 7 digits
-  NPA-NXX-X, separators allowed), or ``npa`` and ``nxx`` with an optional ``x`` (also
-  ``thousands``, ``blockid``: one digit, empty for a whole NPA-NXX);
-- ``category`` (also ``type``, ``linetype``, ``carriertype``, ``ocntype``):
-  ``wireless``/``mobile``/``cellular``/``cell``/``pcs`` are wireless;
-  ``landline``/``wireline``/``fixed``/``ilec``/``clec``/``rboc``/``cap`` are landline;
-  ``voip``/``ipes`` are voip; any other value rejects the row;
-- optional ``carrier`` (also ``company``, ``ocnname``, ``carriername``), cut to 200 characters.
-
-Company-line files (CSV with a header): ``number`` (also ``phone``; read with US as the default
-region), optional ``company`` (cut to 200 characters) and ``ivrPath`` (printable, at most 200
-characters; empty for none).
-"""
+"""Parsing of the files operators import (do-not-call lists, NANP number blocks, company main
+lines): pure, lines in, values and counted rejections out."""
 
 from __future__ import annotations
 
@@ -63,6 +37,7 @@ _CATEGORY_SYNONYMS = {
 # cleaned whole, and their lines must stay apart.
 _DNC_SEPARATORS = b" \t\r-().\"'"
 _ZERO, _ONE, _PLUS, _HASH = 48, 49, 43, 35
+_BOM = "\ufeff".encode()
 
 
 class FileFormatError(ValueError):
@@ -140,7 +115,16 @@ def _dnc_digits(s: bytes) -> bytes | None:
 
 def dnc_number(line: str | bytes) -> int | None:
     """The E.164 digits (without ``+``) of one do-not-call line as an integer; None for a line
-    that holds no valid number (including blank and comment lines)."""
+    that holds no valid number (including blank and comment lines).
+
+    Spaces, tabs, quotes, ``-``, ``(``, ``)`` and ``.`` are ignored. Accepted:
+
+    - ``4155552671``: 10 digits, a NANP number (E.164 ``14155552671``);
+    - ``415,5552671``: area code and number, as the US National DNC Registry publishes them;
+    - ``14155552671`` and ``+14155552671``: a NANP number with its country code;
+    - ``+442079460000``: E.164 of any country (7 to 15 digits after the ``+``).
+
+    NANP area codes and exchanges never start with 0 or 1: such lines are invalid."""
     raw = line.encode("utf-8", errors="replace") if isinstance(line, str) else line
     cleaned = raw.translate(None, _DNC_SEPARATORS + b"\n")
     if not cleaned or cleaned[0] == _HASH:
@@ -172,13 +156,17 @@ def dnc_rejection_reason(line: str | bytes) -> str:
 
 @dataclass
 class DncScan(LineCounts):
-    """Reads one do-not-call file, block after block of its lines, counting as it goes."""
+    """Reads one do-not-call file, block after block of its lines, counting as it goes: one
+    number a line (see ``dnc_number``); blank lines, ``#`` comments and a header (words on the
+    first line with content) are skipped."""
 
-    _content_seen: bool = False
+    _content_seen: bool = field(default=False, init=False, repr=False)
 
     def feed(self, block: bytes) -> list[bytes]:
         """The E.164 digits of the valid numbers in ``block``: the file's next whole lines,
         joined by ``\\n`` without a final one (so ``b""`` is one blank line)."""
+        if self.lines == 0:
+            block = block.removeprefix(_BOM)
         cleaned = block.translate(None, _DNC_SEPARATORS).split(b"\n")
         first_line = self.lines + 1
         numbers: list[bytes] = []
@@ -220,6 +208,15 @@ class DncScan(LineCounts):
 # -- CSV files -------------------------------------------------------------------------------
 
 
+@dataclass
+class CsvCounts(LineCounts):
+    """Line counts of a CSV file, and which value columns its header names, by the field names
+    of its rows: a row's value for a column the file lacks means nothing (the loader leaves
+    that value of a known row as it was, while an empty cell clears it)."""
+
+    columns: frozenset[str] = frozenset()
+
+
 def _column_key(name: str) -> str:
     return "".join(ch for ch in name.strip().lstrip("\ufeff").lower() if ch not in " _-.")
 
@@ -241,7 +238,7 @@ def _csv_rows(
     reader = csv.reader(lines)
     header_seen = False
     last = 0
-    for cells in reader:
+    for cells in _csv_records(reader):
         line = last + 1
         last = reader.line_num
         counts.lines = last
@@ -259,6 +256,13 @@ def _csv_rows(
         yield line, cells
     if not header_seen:
         columns({})
+
+
+def _csv_records(reader: Any) -> Iterator[list[str]]:
+    try:
+        yield from reader
+    except csv.Error as exc:
+        raise FileFormatError(f"line {reader.line_num}: {exc}") from exc
 
 
 def _cell(cells: list[str], position: int | None) -> str:
@@ -279,7 +283,9 @@ class NumberBlockRow:
 
 
 def block_category(value: str) -> str | None:
-    """The category (wireless, landline, voip) a published carrier category stands for."""
+    """The category a published carrier category stands for: ``wireless`` (also ``mobile``,
+    ``cellular``, ``cell``, ``pcs``), ``landline`` (also ``wireline``, ``fixed``, ``ilec``,
+    ``clec``, ``rboc``, ``cap``) or ``voip`` (also ``ipes``); None for anything else."""
     return _CATEGORY_SYNONYMS.get(value.strip().lower())
 
 
@@ -301,8 +307,19 @@ def _block_prefix(prefix: str, npa: str, nxx: str, x: str) -> str | None:
     return digits if digits[0] > "1" and digits[3] > "1" else None
 
 
-def scan_number_blocks(lines: Iterable[str], counts: LineCounts) -> Iterator[NumberBlockRow]:
-    """The blocks of a number-block CSV file (see the module docstring for its columns)."""
+def scan_number_blocks(lines: Iterable[str], counts: CsvCounts) -> Iterator[NumberBlockRow]:
+    """The blocks of a number-block CSV file. Its header names the columns (compared without
+    case, spaces, ``_``, ``-`` or ``.``):
+
+    - the block: ``prefix`` (also ``block``, ``npanxx``, ``npanxxx``: 6 digits NPA-NXX or 7
+      digits NPA-NXX-X, separators allowed), or ``npa`` and ``nxx`` with an optional ``x``
+      (also ``thousands``, ``blockid``: one digit, empty for a whole NPA-NXX);
+    - ``category`` (also ``type``, ``linetype``, ``carriertype``, ``ocntype``), normalised by
+      ``block_category``; any other value rejects the row;
+    - optional ``carrier`` (also ``company``, ``ocnname``, ``carriername``), cut to 200
+      characters.
+
+    Blank lines and lines starting with ``#`` are skipped."""
     found: dict[str, int | None] = {}
 
     def columns(header: dict[str, int]) -> None:
@@ -320,6 +337,9 @@ def scan_number_blocks(lines: Iterable[str], counts: LineCounts) -> Iterator[Num
                 "a number-block file needs a header with the columns prefix,category[,carrier] "
                 "or npa,nxx[,x],category[,carrier]"
             )
+        counts.columns = frozenset(
+            {"category"} | ({"carrier"} if found["carrier"] is not None else set())
+        )
 
     for line, cells in _csv_rows(lines, counts, columns):
         prefix = _block_prefix(
@@ -360,8 +380,11 @@ def company_line_number(text: str) -> str | None:
     return e164
 
 
-def scan_company_lines(lines: Iterable[str], counts: LineCounts) -> Iterator[CompanyLineRow]:
-    """The lines of a company-lines CSV file: ``number,company,ivrPath`` with a header."""
+def scan_company_lines(lines: Iterable[str], counts: CsvCounts) -> Iterator[CompanyLineRow]:
+    """The lines of a company-lines CSV file with the header ``number,company,ivrPath``:
+    ``number`` (also ``phone``; see ``company_line_number``), optional ``company`` (cut to 200
+    characters) and ``ivrPath`` (also ``ivr``: printable, at most 200 characters, empty for
+    none). Blank lines and lines starting with ``#`` are skipped."""
     found: dict[str, int | None] = {}
 
     def columns(header: dict[str, int]) -> None:
@@ -372,6 +395,11 @@ def scan_company_lines(lines: Iterable[str], counts: LineCounts) -> Iterator[Com
             raise FileFormatError(
                 "a company-lines file needs a header with the columns number,company,ivrPath"
             )
+        counts.columns = frozenset(
+            name
+            for name, key in (("company", "company"), ("ivr_path", "ivr"))
+            if found[key] is not None
+        )
 
     for line, cells in _csv_rows(lines, counts, columns):
         number = company_line_number(_cell(cells, found["number"]))

@@ -1,0 +1,179 @@
+"""``dialscore import …``: load number blocks, do-not-call lists and company lines from files;
+each prints one JSON object on stdout, with a progress bar on stderr when it is a terminal."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import psycopg
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from dialscore.cli.output import emit, fail, prepare_database
+from dialscore.config import get_settings
+from dialscore.scoring import loaders
+from dialscore.scoring.imports import FileFormatError, LineCounts
+
+imports = typer.Typer(
+    help="Import scoring evidence: number blocks, do-not-call lists, company lines",
+    no_args_is_help=True,
+)
+
+T = TypeVar("T")
+FileArgument = Annotated[
+    Path, typer.Argument(help="The file to import", show_default=False, resolve_path=True)
+]
+
+
+@contextmanager
+def _progress_bar(what: str) -> Iterator[loaders.Progress]:
+    """A progress callback that draws a bar on stderr only when stderr is a terminal, so that
+    a captured stderr holds nothing but a possible error."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield loaders.no_progress
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(f"{what}: reading", total=None)
+
+        def update(phase: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{what}: {phase}", completed=done, total=total or None)
+
+        yield update
+
+
+def _run(path: Path, what: str, load: Callable[[str, loaders.Progress], T]) -> T:
+    """Checks the file, migrates the embedded database (or checks PostgreSQL's schema), and
+    runs ``load`` with the database URL and a progress callback; user errors exit with 1."""
+    if not path.exists():
+        fail(f"no such file: {path}")
+    if not path.is_file():
+        fail(f"not a file: {path}")
+    settings = get_settings()
+    prepare_database(settings)
+    try:
+        with _progress_bar(what) as progress:
+            return load(settings.resolved_database_url, progress)
+    except FileFormatError as exc:
+        fail(f"{path}: {exc}")
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+    except (sqlite3.Error, psycopg.Error) as exc:
+        fail(f"database error: {exc}")
+    raise AssertionError("unreachable: fail() exits")
+
+
+def _lines(counts: LineCounts) -> dict[str, Any]:
+    return {
+        "read": counts.lines,
+        "skipped": counts.skipped,
+        "invalid": counts.invalid,
+        "invalidExamples": [r.describe() for r in counts.rejections],
+    }
+
+
+def _timing(seconds: float, done: int) -> dict[str, Any]:
+    return {
+        "seconds": round(seconds, 3),
+        "perSecond": round(done / seconds) if seconds > 0 else 0,
+    }
+
+
+@imports.command("dnc")
+def dnc(
+    file: FileArgument,
+    list_name: Annotated[
+        str, typer.Option("--list", help="The do-not-call list the numbers are on")
+    ] = "national",
+    remove: Annotated[
+        bool, typer.Option("--remove", help="Take the file's numbers off the list (change lists)")
+    ] = False,
+) -> None:
+    """Add the numbers of FILE to a do-not-call list, or take them off it with --remove.
+
+    One number a line: 10 digits (NANP), areacode,number, 1 and 10 digits, or +E.164. Blank
+    lines, # comments and a header line are skipped."""
+    name = list_name.strip()
+    if not name or len(name) > loaders.MAX_LIST_NAME:
+        fail(f"--list needs a name of 1 to {loaders.MAX_LIST_NAME} characters")
+    report = _run(
+        file,
+        "do-not-call",
+        lambda url, progress: loaders.import_dnc(
+            url, file, list_name=name, remove=remove, progress=progress
+        ),
+    )
+    emit(
+        {
+            "file": str(file),
+            "list": report.list_name,
+            "remove": report.remove,
+            **_lines(report.counts),
+            "numbers": report.counts.accepted,
+            "imported": report.imported,
+            "alreadyListed": report.already_listed,
+            "removed": report.removed,
+            "notListed": report.not_listed,
+            **_timing(report.seconds, report.counts.accepted),
+        }
+    )
+
+
+def _upserted(file: Path, report: loaders.UpsertReport) -> dict[str, Any]:
+    return {
+        "file": str(file),
+        **_lines(report.counts),
+        "rows": report.counts.accepted,
+        "imported": report.imported,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        **_timing(report.seconds, report.counts.accepted),
+    }
+
+
+@imports.command("number-blocks")
+def number_blocks(file: FileArgument) -> None:
+    """Add NANP number blocks (NPA-NXX, NPA-NXX-X) with their carrier category from a CSV file.
+
+    Header: prefix,category[,carrier] or npa,nxx[,x],category[,carrier]. Categories:
+    wireless (mobile, cellular), landline (wireline, fixed, ILEC, CLEC), voip (IPES).
+    A block already known takes the file's category and carrier."""
+    report = _run(
+        file,
+        "number blocks",
+        lambda url, progress: loaders.import_number_blocks(url, file, progress=progress),
+    )
+    emit(_upserted(file, report))
+
+
+@imports.command("company-lines")
+def company_lines(file: FileArgument) -> None:
+    """Add companies' main lines from a CSV file with the header number,company,ivrPath.
+
+    Numbers without a country code are read as US numbers; ivrPath is the keys that reach a
+    person (empty when unknown). A line already known takes the file's company and ivrPath."""
+    report = _run(
+        file,
+        "company lines",
+        lambda url, progress: loaders.import_company_lines(url, file, progress=progress),
+    )
+    emit(_upserted(file, report))
