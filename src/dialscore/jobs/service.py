@@ -11,7 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from dialscore.accounts.schemas import Principal
-from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource, run_waterfall
+from dialscore.enrichment.waterfall import (
+    NO_DATA_FOUND,
+    EnrichmentRequest,
+    EnrichmentSource,
+    run_waterfall,
+)
 from dialscore.jobs import repository as repo
 from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES, present_contact
 from dialscore.kit.clock import isoformat, require_uuid, utcnow
@@ -89,7 +94,8 @@ async def _enrich(
         return _Enriched(enriched_numbers(contact.phones), contact.enrichment_contact_id)
     if job.job_type not in ENRICHMENT_JOB_TYPES:
         return _Enriched([], None)
-    found = await run_waterfall(sources, contact.fields)
+    request = EnrichmentRequest(job.client_id, contact.id, contact.fields)
+    found = await run_waterfall(sources, request)
     if found is None:
         return None
     return _Enriched([p.number for p in found.phones], found.record_id)
