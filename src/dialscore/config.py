@@ -57,6 +57,14 @@ class Settings(BaseSettings):
     rate_limit_failure_mode: Literal["fail-open", "fail-closed"] = "fail-open"
     rate_limit_redis_timeout: float = Field(default=0.25, gt=0)
 
+    # Enrichment: the sources in the order they are tried; a source
+    # that is not configured (a provider without its key) is skipped.
+    enrichment_sources: str = "history,directory,pdl,apollo"
+    # Keep asking the next sources after one found numbers, and add all new numbers.
+    enrichment_collect_all: bool = False
+    # Below this match confidence, a candidate is not the same person.
+    enrichment_min_confidence: float = Field(default=0.9, gt=0, le=1)
+
     # Core scoring: Twilio Lookup v2 (line type intelligence).
     # Both credentials set: the provider is on; neither: core scoring equals lightning.
     twilio_account_sid: str | None = None

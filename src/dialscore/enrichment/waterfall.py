@@ -16,6 +16,8 @@ class EnrichmentRequest:
     client_id: str
     contact_id: str
     fields: Mapping[str, Any]
+    # The contact's own numbers (E.164): found again, they are not new (D19).
+    known: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -45,15 +47,26 @@ class EnrichmentSource(Protocol):
 async def run_waterfall(
     sources: Sequence[EnrichmentSource], request: EnrichmentRequest, *, collect_all: bool = False
 ) -> Enrichment | None:
-    """The first source's result that carries at least one number, in the given order; with
-    ``collect_all``, every source's numbers together (first source's record named)."""
+    """The first source's result that brings at least one new number, in the given order;
+    with ``collect_all``, the new numbers of every source (the first source's record named).
+    Numbers the contact already has, or that an earlier source found, are dropped."""
+    seen = set(request.known)
     collected: list[Enrichment] = []
     for source in sources:
         found = await source.find(request)
-        if found is not None and found.phones:
-            if not collect_all:
-                return found
-            collected.append(found)
+        if found is None:
+            continue
+        new = []
+        for phone in found.phones:
+            if phone.number not in seen:
+                seen.add(phone.number)
+                new.append(phone)
+        if not new:
+            continue
+        found = Enrichment(tuple(new), found.record_id, found.source, found.confidence)
+        if not collect_all:
+            return found
+        collected.append(found)
     if not collected:
         return None
     phones = tuple(phone for found in collected for phone in found.phones)

@@ -26,7 +26,7 @@ from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
-from dialscore.scoring.numbers import enriched_numbers
+from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
@@ -86,7 +86,10 @@ class _Enriched:
 
 
 async def _enrich(
-    job: Job, contact: Contact, sources: Sequence[EnrichmentSource]
+    job: Job,
+    contact: Contact,
+    sources: Sequence[EnrichmentSource],
+    collect_all: bool,
 ) -> _Enriched | None:
     """The numbers enrichment found for the contact; None when it found none (rejected)."""
     if job.job_type == "rescoring":
@@ -94,8 +97,14 @@ async def _enrich(
         return _Enriched(enriched_numbers(contact.phones), contact.enrichment_contact_id)
     if job.job_type not in ENRICHMENT_JOB_TYPES:
         return _Enriched([], None)
-    request = EnrichmentRequest(job.client_id, contact.id, contact.fields)
-    found = await run_waterfall(sources, request)
+    own = parse_contact_phones(dict(contact.fields))
+    request = EnrichmentRequest(
+        job.client_id,
+        contact.id,
+        contact.fields,
+        known=frozenset(p.e164 for p in own if p.e164 is not None),
+    )
+    found = await run_waterfall(sources, request, collect_all=collect_all)
     if found is None:
         return None
     return _Enriched([p.number for p in found.phones], found.record_id)
@@ -145,6 +154,7 @@ async def process_job(
     settings: ProcessingSettings,
     sources: Sequence[EnrichmentSource] = (),
     verifiers: Sequence[VerificationProvider] = (),
+    collect_all: bool = False,
     on_events: Callable[[], None] | None = None,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
@@ -181,7 +191,7 @@ async def process_job(
         if not batch:
             break
         # Enrichment and verification call other services: outside any write transaction.
-        found = [await _enrich(job, contact, sources) for contact in batch]
+        found = [await _enrich(job, contact, sources, collect_all) for contact in batch]
         items = [
             scoring.item(contact.id, contact.fields, enriched.numbers)
             for contact, enriched in zip(batch, found, strict=True)
