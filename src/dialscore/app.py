@@ -27,6 +27,7 @@ from dialscore.kit.logging import configure_logging
 from dialscore.ratelimit.endpoints import router as quota_router
 from dialscore.ratelimit.middleware import RateLimitMiddleware
 from dialscore.ratelimit.service import RequestLimiter
+from dialscore.scoring.providers import check_provider_settings
 from dialscore.submissions.endpoints import DOCUMENTED_MODELS as SUBMISSION_MODELS
 from dialscore.submissions.endpoints import router as submissions_router
 from dialscore.webhooks.endpoints import DOCUMENTED_MODELS as WEBHOOK_MODELS
@@ -75,6 +76,7 @@ def _health_router() -> APIRouter:
 def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     """The application; ``run_worker`` runs the worker threads and relay in this process."""
     configure_logging(settings.log_format, settings.log_level)
+    check_provider_settings(settings)
     if settings.webhook_allow_private:
         structlog.get_logger(__name__).warning(
             "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may use http:// and private "

@@ -37,13 +37,20 @@ class VerificationProvider(Protocol):
     async def close(self) -> None: ...
 
 
-def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
-    """The configured providers, in the order they are consulted; empty when none is.
+def check_provider_settings(settings: Settings) -> None:
+    """Refuses a half-configured provider (an operator's mistake) with ValueError, so that
+    the service does not start rather than silently score core as lightning."""
+    sid, token = settings.twilio_account_sid, settings.twilio_auth_token
+    if bool(sid) != bool(token):
+        missing = "DIALSCORE_TWILIO_AUTH_TOKEN" if sid else "DIALSCORE_TWILIO_ACCOUNT_SID"
+        raise ValueError(f"Twilio Lookup is half configured: set {missing} too, or neither")
 
-    A half-configured provider is an operator's mistake, refused with ValueError rather than
-    silently scored as lightning."""
+
+def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
+    """The configured providers, in the order they are consulted; empty when none is."""
     from dialscore.scoring.twilio import TwilioLookup
 
+    check_provider_settings(settings)
     providers: list[VerificationProvider] = []
     sid, token = settings.twilio_account_sid, settings.twilio_auth_token
     if sid and token:
@@ -57,7 +64,4 @@ def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
                 timeout=settings.twilio_timeout,
             )
         )
-    elif sid or token:
-        missing = "DIALSCORE_TWILIO_AUTH_TOKEN" if sid else "DIALSCORE_TWILIO_ACCOUNT_SID"
-        raise ValueError(f"Twilio Lookup is half configured: set {missing} too, or neither")
     return providers

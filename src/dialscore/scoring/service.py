@@ -224,6 +224,9 @@ async def score_items(
         for number in {p.e164 for it in items for p in it.phones if p.e164 is not None}:
             if not verifiers:
                 notes[number] = (NO_PROVIDER_NOTE,)
-            elif number not in verified:
+            elif number not in verified or (
+                # Valid but of a type unknown to the provider too: scored as lightning.
+                verified[number].valid and verified[number].line_type == "unknown"
+            ):
                 notes[number] = (UNVERIFIED_NOTE,)
     return [score_parsed(it.phones, ev, now, notes) for it, ev in zip(items, evidence, strict=True)]

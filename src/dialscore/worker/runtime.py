@@ -17,7 +17,11 @@ from dramatiq.middleware import AsyncIO, Middleware
 
 from dialscore.config import Settings
 from dialscore.kit.db import Database
-from dialscore.scoring.providers import VerificationProvider, providers_from_settings
+from dialscore.scoring.providers import (
+    VerificationProvider,
+    check_provider_settings,
+    providers_from_settings,
+)
 from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
 from dialscore.worker.registry import Task, load_tasks
@@ -114,6 +118,7 @@ class BackgroundWorker:
     """Dramatiq worker threads plus the outbox relay, inside the current process."""
 
     def __init__(self, settings: Settings, db: Database) -> None:
+        check_provider_settings(settings)
         self.settings = settings
         self.broker = build_broker(settings)
         self.in_memory = isinstance(self.broker, StubBroker)
