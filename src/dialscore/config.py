@@ -74,6 +74,22 @@ class Settings(BaseSettings):
     twilio_rate_per_second: float = Field(default=50.0, gt=0)
     twilio_timeout: float = Field(default=5.0, gt=0)
 
+    # Enrichment providers (People Data Labs, Apollo).
+    # A provider is on when its API key is set; without one the waterfall skips it.
+    pdl_api_key: str | None = None
+    pdl_base_url: str = "https://api.peopledatalabs.com"
+    # PDL's likelihood (1-10) a match must reach; below it PDL answers no match.
+    pdl_min_likelihood: int = Field(default=6, ge=1, le=10)
+    pdl_rate_per_second: float = Field(default=10.0, gt=0)
+    pdl_timeout: float = Field(default=10.0, gt=0)
+    apollo_api_key: str | None = None
+    apollo_base_url: str = "https://api.apollo.io"
+    # Apollo also limits calls per hour and per day by plan; set this to fit the plan.
+    apollo_rate_per_second: float = Field(default=1.0, gt=0)
+    apollo_timeout: float = Field(default=10.0, gt=0)
+    # Requests each provider may have in flight at once.
+    enrichment_max_in_flight: int = Field(default=10, ge=1)
+
     max_body_bytes: int = 10 * 1024 * 1024
     idempotency_ttl_hours: int = 24
 

@@ -1,0 +1,174 @@
+"""Apollo People Enrichment (``/api/v1/people/match``) as an enrichment source."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import structlog
+
+from dialscore.enrichment.paced_client import PacedClient, error_message
+from dialscore.enrichment.providers import found_phones
+from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
+from dialscore.scoring.numbers import DEFAULT_REGION
+from dialscore.scoring.twilio import Clock, Sleep
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_BASE_URL = "https://api.apollo.io"
+MATCH_PATH = "/api/v1/people/match"
+
+# Apollo's phone number types, in our vocabulary; any other type is "other".
+APOLLO_PHONE_TYPES: dict[str, str] = {
+    "mobile": "mobile",
+    "work_direct": "direct",
+    "work": "direct",
+    "work_hq": "hq",
+}
+
+
+def apollo_body(fields: Mapping[str, Any]) -> dict[str, str] | None:
+    """The contact as Apollo's match parameters; None when it cannot make a match.
+
+    Apollo matches on an email or a LinkedIn URL alone; a name needs its company (name or
+    domain), or Apollo answers 200 without a person and may still count the call."""
+    body = {
+        "first_name": _text(fields.get("firstName")),
+        "last_name": _text(fields.get("lastName")),
+        "organization_name": _text(fields.get("companyAccount")),
+        "domain": domain_of(_text(fields.get("website"))),
+        "email": _text(fields.get("email")),
+        "linkedin_url": _text(fields.get("linkedInUrl")),
+    }
+    present = {name: value for name, value in body.items() if value}
+    named = (
+        "first_name" in present
+        and "last_name" in present
+        and ("organization_name" in present or "domain" in present)
+    )
+    if not ("email" in present or "linkedin_url" in present or named):
+        return None
+    return present
+
+
+def domain_of(website: str) -> str:
+    """``https://www.acme.com/about`` → ``acme.com``; Apollo wants the bare domain."""
+    if not website:
+        return ""
+    try:
+        host = urlsplit(website if "//" in website else f"//{website}").hostname or ""
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _phone_type(entry: Mapping[str, Any]) -> str | None:
+    apollo_type = entry.get("type") or entry.get("type_cd")
+    if not isinstance(apollo_type, str) or not apollo_type:
+        return None
+    return APOLLO_PHONE_TYPES.get(apollo_type, "other")
+
+
+class ApolloPeopleMatch:
+    """``POST /api/v1/people/match`` with the contact's identity; the person's phone numbers.
+
+    Apollo sends newly revealed numbers only to a webhook (``reveal_phone_number`` requires a
+    ``webhook_url``, delivered minutes later), so this source does not ask for a reveal: it
+    reads the numbers the synchronous answer carries, those already available to the team."""
+
+    name = "apollo"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        default_region: str = DEFAULT_REGION,
+        max_in_flight: int = 10,
+        rate_per_second: float = 1.0,
+        burst: float = 1.0,
+        timeout: float = 10.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 30.0,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._region = default_region
+        self._client = PacedClient(
+            self.name,
+            base_url=base_url,
+            headers={"X-Api-Key": api_key, "Cache-Control": "no-cache"},
+            credentials_hint="check DIALSCORE_APOLLO_API_KEY, its access to people/match "
+            "and the account's credits",
+            max_in_flight=max_in_flight,
+            rate_per_second=rate_per_second,
+            burst=burst,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            clock=clock,
+            sleep=sleep,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
+        body = apollo_body(request.fields)
+        if body is None:
+            log.debug("apollo_match_skipped", contact_id=request.contact_id, reason="too little")
+            return None
+        response = await self._client.send(
+            "POST", MATCH_PATH, json=body, contact_id=request.contact_id
+        )
+        if response is None or response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            log.warning(
+                "apollo_match_rejected",
+                contact_id=request.contact_id,
+                status=response.status_code,
+                message=error_message(response),
+            )
+            return None
+        return self._read(request.contact_id, response)
+
+    def _read(self, contact_id: str, response: httpx.Response) -> Enrichment | None:
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            log.warning("apollo_match_unreadable", contact_id=contact_id)
+            return None
+        person = answer.get("person")
+        if not isinstance(person, dict):
+            log.debug("apollo_match_none", contact_id=contact_id)
+            return None
+        entries = person.get("phone_numbers")
+        numbers: list[tuple[object, str | None]] = []
+        if isinstance(entries, list):
+            for entry in entries:
+                if isinstance(entry, dict):
+                    raw = entry.get("sanitized_number") or entry.get("raw_number")
+                    numbers.append((raw, _phone_type(entry)))
+        phones, unusable = found_phones(numbers, self._region)
+        if unusable:
+            log.info("apollo_match_numbers_unusable", contact_id=contact_id, count=unusable)
+        if not phones:
+            log.debug("apollo_match_no_numbers", contact_id=contact_id)
+            return None
+        record = person.get("id")
+        return Enrichment(
+            phones, f"apollo:{record}" if isinstance(record, str) and record else None, self.name
+        )

@@ -1,0 +1,207 @@
+"""People Data Labs Person Enrichment API (v5) as an enrichment source."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+import structlog
+
+from dialscore.enrichment.paced_client import PacedClient, error_message, retry_after_header
+from dialscore.enrichment.providers import found_phones
+from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
+from dialscore.kit.clock import utcnow
+from dialscore.scoring.numbers import DEFAULT_REGION
+from dialscore.scoring.twilio import Clock, Sleep
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_BASE_URL = "https://api.peopledatalabs.com"
+ENRICH_PATH = "/v5/person/enrich"
+# PDL answers 404 (and charges nothing) for a match without numbers.
+REQUIRED = "phone_numbers"
+
+
+def pdl_params(fields: Mapping[str, Any]) -> dict[str, str] | None:
+    """The contact as PDL's query parameters; None when it cannot make a match.
+
+    PDL's documented minimum: a profile, an email, or a first and last name with a company
+    (a company's name, website or social URL)."""
+    params = {
+        "profile": _text(fields.get("linkedInUrl")),
+        "email": _text(fields.get("email")),
+        "first_name": _text(fields.get("firstName")),
+        "last_name": _text(fields.get("lastName")),
+        "company": _text(fields.get("companyAccount"))
+        or _text(fields.get("website"))
+        or _text(fields.get("companyLinkedInUrl")),
+    }
+    present = {name: value for name, value in params.items() if value}
+    named = "first_name" in present and "last_name" in present and "company" in present
+    if not ("profile" in present or "email" in present or named):
+        return None
+    return present
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def pdl_retry_hint(response: httpx.Response) -> float | None:
+    """Seconds to wait after a 429: ``Retry-After`` when given, else PDL's documented
+    ``x-ratelimit-reset`` (the time its fixed window resets) when it reads as a time."""
+    wait = retry_after_header(response)
+    if wait is not None:
+        return wait
+    return seconds_until_reset(response.headers.get("x-ratelimit-reset"), utcnow())
+
+
+def seconds_until_reset(value: str | None, now: datetime) -> float | None:
+    """A reset time in seconds from ``now``: epoch seconds (or milliseconds), a count of
+    seconds, ISO 8601 or an HTTP date. None for anything else (PDL does not say which)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if number is not None:
+        if not math.isfinite(number):
+            return None
+        if number >= 1e12:
+            number /= 1000
+        return max(0.0, number - now.timestamp() if number >= 1e9 else number)
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - now).total_seconds())
+
+
+class PeopleDataLabs:
+    """``GET /v5/person/enrich`` with the contact's identity; the match's phone numbers.
+
+    ``mobile_phone`` is hinted mobile; the other ``phone_numbers`` carry no hint. Confidence is
+    PDL's likelihood (1-10) over 10."""
+
+    name = "pdl"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        min_likelihood: int = 6,
+        default_region: str = DEFAULT_REGION,
+        max_in_flight: int = 10,
+        rate_per_second: float = 10.0,
+        burst: float = 1.0,
+        timeout: float = 10.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 30.0,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        if not 1 <= min_likelihood <= 10:
+            raise ValueError("min_likelihood must be between 1 and 10")
+        self._min_likelihood = min_likelihood
+        self._region = default_region
+        self._hidden_logged = False
+        self._client = PacedClient(
+            self.name,
+            base_url=base_url,
+            headers={"X-Api-Key": api_key},
+            credentials_hint="check DIALSCORE_PDL_API_KEY and the account's credits",
+            max_in_flight=max_in_flight,
+            rate_per_second=rate_per_second,
+            burst=burst,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            retry_hint=pdl_retry_hint,
+            clock=clock,
+            sleep=sleep,
+        )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
+        params = pdl_params(request.fields)
+        if params is None:
+            log.debug("pdl_enrich_skipped", contact_id=request.contact_id, reason="too little")
+            return None
+        params["min_likelihood"] = str(self._min_likelihood)
+        params["required"] = REQUIRED
+        response = await self._client.send(
+            "GET", ENRICH_PATH, params=params, contact_id=request.contact_id
+        )
+        if response is None or response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            log.warning(
+                "pdl_enrich_rejected",
+                contact_id=request.contact_id,
+                status=response.status_code,
+                message=error_message(response),
+            )
+            return None
+        return self._read(request.contact_id, response)
+
+    def _read(self, contact_id: str, response: httpx.Response) -> Enrichment | None:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(data, dict):
+            log.warning("pdl_enrich_unreadable", contact_id=contact_id)
+            return None
+        mobile = data.get("mobile_phone")
+        others = data.get("phone_numbers")
+        if mobile is True or others is True:
+            self._log_hidden()
+        numbers: list[tuple[object, str | None]] = [(mobile, "mobile")]
+        if isinstance(others, list):
+            numbers.extend((number, None) for number in others)
+        phones, unusable = found_phones(numbers, self._region)
+        if unusable:
+            log.info("pdl_enrich_numbers_unusable", contact_id=contact_id, count=unusable)
+        if not phones:
+            log.debug("pdl_enrich_no_numbers", contact_id=contact_id)
+            return None
+        record = data.get("id")
+        return Enrichment(
+            phones,
+            f"pdl:{record}" if isinstance(record, str) and record else None,
+            self.name,
+            self._confidence(body.get("likelihood")),
+        )
+
+    def _confidence(self, likelihood: Any) -> float:
+        if isinstance(likelihood, bool) or not isinstance(likelihood, int | float):
+            likelihood = self._min_likelihood
+        return min(max(float(likelihood) / 10, 0.0), 1.0)
+
+    def _log_hidden(self) -> None:
+        if not self._hidden_logged:
+            # Free plans answer true/false instead of contact fields; no number ever comes.
+            self._hidden_logged = True
+            log.error(
+                "pdl_enrich_numbers_hidden",
+                hint="the PDL plan does not include contact fields (phone numbers come as true)",
+            )
