@@ -19,6 +19,7 @@ from dialscore.accounts.endpoints import router as account_router
 from dialscore.calls.endpoints import DOCUMENTED_MODELS as CALL_MODELS
 from dialscore.calls.endpoints import router as calls_router
 from dialscore.config import Settings
+from dialscore.enrichment.service import check_source_names
 from dialscore.jobs.endpoints import router as jobs_router
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState, StateDep
@@ -77,6 +78,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     """The application; ``run_worker`` runs the worker threads and relay in this process."""
     configure_logging(settings.log_format, settings.log_level)
     check_provider_settings(settings)
+    check_source_names(settings)
     if settings.webhook_allow_private:
         structlog.get_logger(__name__).warning(
             "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may use http:// and private "

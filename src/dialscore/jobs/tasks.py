@@ -21,6 +21,8 @@ async def process_job(context: TaskContext, *, outbox_id: int, job_id: str) -> N
             job_lease=timedelta(seconds=settings.job_lease_seconds),
             outbox_lease=timedelta(seconds=settings.outbox_lease_seconds),
         ),
+        sources=context.enrichment_sources,
         verifiers=context.providers,
+        collect_all=settings.enrichment_collect_all,
         on_events=lambda: context.wake("dispatcher"),
     )

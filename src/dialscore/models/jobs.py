@@ -36,7 +36,10 @@ class Job(Base):
 
 class Contact(Base):
     __tablename__ = "contacts"
-    __table_args__ = (Index("ix_contacts_job_ordinal", "job_id", "ordinal", unique=True),)
+    __table_args__ = (
+        Index("ix_contacts_job_ordinal", "job_id", "ordinal", unique=True),
+        Index("ix_contacts_client_last_name", "client_id", "last_name_key"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
@@ -50,6 +53,8 @@ class Contact(Base):
     email: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     company_account: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     linkedin_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    # The folded last name, for finding the same person among the client's contacts.
+    last_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     # Every known input field as submitted (strings), keyed by its API name.
     fields: Mapped[dict[str, Any]] = mapped_column(JSON)
     unmapped_fields: Mapped[dict[str, Any]] = mapped_column(JSON)

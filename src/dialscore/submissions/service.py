@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
+from dialscore.enrichment.matching import last_name_key
 from dialscore.jobs import repository as jobs_repo
 from dialscore.jobs import service as jobs_service
 from dialscore.jobs.schemas import TERMINAL_STATES
@@ -119,6 +120,7 @@ def _contact_row(job: Job, ordinal: int, contact: PreparedContact, now: datetime
         "email": fields.get("email"),
         "company_account": fields.get("companyAccount"),
         "linkedin_url": fields.get("linkedInUrl"),
+        "last_name_key": last_name_key(fields.get("lastName")),
         "fields": fields,
         "unmapped_fields": contact.unmapped,
         "phones": score.phones,
@@ -313,6 +315,7 @@ async def rescore(
                 "email": contact.email,
                 "company_account": contact.company_account,
                 "linkedin_url": contact.linkedin_url,
+                "last_name_key": contact.last_name_key,
                 "fields": contact.fields,
                 "unmapped_fields": contact.unmapped_fields,
                 "phones": score.phones,

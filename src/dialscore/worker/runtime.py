@@ -16,6 +16,9 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO, Middleware
 
 from dialscore.config import Settings
+from dialscore.enrichment.providers import EnrichmentProvider, enrichment_providers_from_settings
+from dialscore.enrichment.service import check_source_names, sources_from_settings
+from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
 from dialscore.scoring.providers import (
     VerificationProvider,
@@ -45,9 +48,24 @@ class TaskContext:
             self._providers = providers_from_settings(self.settings)
         return self._providers
 
+    # The enrichment waterfall, in the operator's order, made on first use likewise.
+    _enrichment: list[EnrichmentSource] | None = None
+    _enrichment_providers: dict[str, EnrichmentProvider] | None = None
+
+    @property
+    def enrichment_sources(self) -> list[EnrichmentSource]:
+        if self._enrichment is None:
+            self._enrichment_providers = enrichment_providers_from_settings(self.settings)
+            self._enrichment = sources_from_settings(
+                self.settings, self.db, self._enrichment_providers
+            )
+        return self._enrichment
+
     async def close(self) -> None:
         for provider in self._providers or ():
             await provider.close()
+        for source in (self._enrichment_providers or {}).values():
+            await source.close()
         await self.db.dispose()
 
     def wake(self, name: str) -> None:
@@ -119,6 +137,7 @@ class BackgroundWorker:
 
     def __init__(self, settings: Settings, db: Database) -> None:
         check_provider_settings(settings)
+        check_source_names(settings)
         self.settings = settings
         self.broker = build_broker(settings)
         self.in_memory = isinstance(self.broker, StubBroker)

@@ -1,0 +1,809 @@
+"""Identity resolution for enrichment: normalised lookup keys and the confidence that two
+person records are the same person. Pure: no database, no clock, no network.
+
+Three ways to be the same person, strongest first:
+
+- **email**: the same normalised address (see ``normalise_email``); role addresses such as
+  ``info@`` identify nobody and are ignored;
+- **linkedin**: the same canonical profile slug (see ``linkedin_slug``);
+- **name+company**: first and last names that agree (accents folded, nicknames, small
+  typos) at the same company, known by its name without legal suffixes, a domain (website
+  or a non-free-mail email) or its LinkedIn page. Never when the two records carry
+  different emails or different LinkedIn profiles, never without a company on both sides.
+
+A match carries a confidence in 0..1; callers treat one below their threshold
+(``DEFAULT_MIN_CONFIDENCE`` unless configured) as no match."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
+
+DEFAULT_MIN_CONFIDENCE = 0.9
+
+# Confidences of the strong identifiers, and how much they lose when the records disagree.
+EMAIL_CONFIDENCE = 0.99
+LINKEDIN_CONFIDENCE = 0.99
+BOTH_IDENTIFIERS_CONFIDENCE = 0.995
+# A profile can be renamed (LinkedIn lets members change their vanity URL) or duplicated:
+# the same address with another profile is still likely the same person.
+EMAIL_WITH_OTHER_PROFILE = 0.92
+# People have several addresses (work, personal): the same profile with another address is
+# hardly weaker.
+PROFILE_WITH_OTHER_EMAIL = 0.97
+# The same identifier under another last name (marriage) or with a changed first name.
+IDENTIFIER_OTHER_LAST_NAME = 0.95
+IDENTIFIER_OTHER_FIRST_NAME = 0.6
+IDENTIFIER_OTHER_NAME = 0.3
+
+# Name+company: a base confidence, less a penalty for each weaker agreement.
+NAME_COMPANY_BASE = 0.98
+FIRST_MIDDLE_NAME = 0.01  # "John Michael" / "John"
+FIRST_NICKNAME = 0.02  # "Bob" / "Robert", "Sara" / "Sarah"
+FIRST_ONE_TYPO = 0.04
+FIRST_TWO_TYPOS = 0.07
+FIRST_INITIAL = 0.10  # "J." / "John": on its own, below the default threshold
+LAST_COMPOUND = 0.03  # "Garcia Lopez" / "Garcia"
+LAST_ONE_TYPO = 0.05
+LAST_TWO_TYPOS = 0.08
+COMPANY_SIMILAR = 0.04  # a near name ("Acme Software" / "Acme"), or a domain's name
+COMPANY_OTHER_DOMAIN = 0.05  # both have domains, none shared
+COMPANY_OTHER_PAGE = 0.03  # both have company LinkedIn pages, different ones
+COMPANY_OTHER_NAME = 0.02  # matched by domain or page, yet the names differ
+# Two candidates closer than this are ambiguous by name+company (see ``best_match``).
+AMBIGUITY_MARGIN = 0.015
+
+MAX_EMAIL = 254
+MAX_SLUG = 200
+MAX_NAME_KEY = 200
+
+FREE_MAIL_DOMAINS = frozenset(
+    {
+        "gmail.com", "googlemail.com", "yahoo.com", "yahoo.co.uk", "yahoo.fr", "yahoo.de",
+        "ymail.com", "rocketmail.com", "hotmail.com", "hotmail.co.uk", "hotmail.fr",
+        "hotmail.de", "outlook.com", "outlook.de", "live.com", "live.co.uk", "msn.com",
+        "aol.com", "icloud.com", "me.com", "mac.com", "proton.me", "protonmail.com",
+        "pm.me", "gmx.de", "gmx.net", "gmx.com", "web.de", "t-online.de", "mail.com",
+        "email.com", "yandex.ru", "yandex.com", "mail.ru", "qq.com", "163.com", "126.com",
+        "zoho.com", "fastmail.com", "hey.com", "tutanota.com", "comcast.net",
+        "verizon.net", "att.net", "sbcglobal.net", "orange.fr", "free.fr", "laposte.net",
+        "libero.it", "btinternet.com", "naver.com",
+    }
+)  # fmt: skip
+# Hosts of many companies' pages: a website there says nothing about the company.
+_SHARED_HOSTS = frozenset(
+    {
+        "linkedin.com", "facebook.com", "twitter.com", "x.com", "instagram.com",
+        "youtube.com", "medium.com", "github.com", "wixsite.com", "wordpress.com",
+        "blogspot.com", "sites.google.com", "google.com", "bit.ly", "linktr.ee",
+    }
+)  # fmt: skip
+# Local parts of shared mailboxes: the same info@ is not the same person.
+ROLE_ADDRESSES = frozenset(
+    {
+        "info", "sales", "contact", "contactus", "admin", "office", "hello", "support",
+        "team", "hr", "jobs", "careers", "marketing", "billing", "accounts", "accounting",
+        "enquiries", "inquiries", "reception", "noreply", "no-reply", "donotreply",
+        "webmaster", "press", "media", "service", "help", "mail", "general", "postmaster",
+        "legal", "privacy", "security", "orders", "feedback",
+    }
+)  # fmt: skip
+LEGAL_SUFFIXES = frozenset(
+    {
+        "inc", "incorporated", "llc", "ltd", "limited", "corp", "corporation", "co",
+        "company", "plc", "gmbh", "mbh", "ag", "sa", "sas", "sarl", "bv", "nv", "srl",
+        "spa", "pty", "oy", "oyj", "ab", "as", "asa", "aps", "kk", "kg", "kgaa", "lp",
+        "llp", "lllp", "pllc", "pc", "se", "sl", "slu", "sau", "ltda", "sro", "bhd", "sdn",
+        "pte", "pvt", "private", "sp", "z", "oo", "group", "holdings", "holding", "and", "the",
+    }
+)  # fmt: skip
+# Words a company name may carry or drop: "Acme Software" is likely "Acme".
+COMPANY_DESCRIPTORS = frozenset(
+    {
+        "technologies", "technology", "tech", "software", "systems", "solutions",
+        "services", "international", "intl", "global", "worldwide", "labs", "lab",
+        "consulting", "partners", "industries", "enterprises", "usa", "us", "america",
+        "americas", "digital", "networks", "north", "hq", "inc", "io", "ai", "app", "apps",
+        "online", "interactive",
+    }
+)  # fmt: skip
+# Given names and their short forms and spelling variants (formal name first).
+NICKNAMES: Mapping[str, tuple[str, ...]] = {
+    "abigail": ("abby", "abbie", "gail"),
+    "albert": ("al", "bert", "bertie"),
+    "alexander": ("alex", "alec", "al", "sandy", "sasha", "xander", "lex", "alexandre"),
+    "alexandra": ("alex", "alexa", "sandra", "sandy", "sasha", "lexi", "ali"),
+    "alexis": ("alex", "lexi"),
+    "alfred": ("al", "alf", "fred", "freddie"),
+    "allison": ("allie", "ally", "alison", "ali"),
+    "amanda": ("mandy", "manda"),
+    "andrew": ("andy", "drew", "andre", "andreas", "andres"),
+    "angela": ("angie", "angelica"),
+    "anthony": ("tony", "ant", "anton", "antonio"),
+    "antonio": ("tony", "toni", "antonino"),
+    "ann": ("anne", "annie", "nan", "nancy"),
+    "arthur": ("art", "artie"),
+    "barbara": ("barb", "barbie", "babs"),
+    "benjamin": ("ben", "benny", "benji"),
+    "beverly": ("bev",),
+    "bradley": ("brad",),
+    "cameron": ("cam",),
+    "catherine": (
+        "cathy", "cat", "kate", "katie", "kathy", "katherine", "kathryn", "katharine",
+        "kat", "kay", "kitty", "caitlin", "katrina", "katarina", "cathryn",
+    ),
+    "charles": ("charlie", "chuck", "chas", "chaz", "carl", "carlos", "karl"),
+    "charlotte": ("charlie", "lottie", "lotte"),
+    "christian": ("chris", "christiaan", "kristian"),
+    "christina": ("chris", "tina", "christy", "kristina", "cristina", "krista", "kristin"),
+    "christine": ("chris", "christy", "kristine", "chrissy"),
+    "christopher": ("chris", "kit", "topher", "cristopher", "kristopher", "cristobal"),
+    "cynthia": ("cindy",),
+    "daniel": ("dan", "danny", "dani"),
+    "daniela": ("dani", "daniella", "danielle"),
+    "david": ("dave", "davey", "davy"),
+    "deborah": ("deb", "debbie", "debby", "debra"),
+    "dennis": ("denny",),
+    "dominic": ("dom", "dominick", "domenico"),
+    "donald": ("don", "donnie"),
+    "dorothy": ("dot", "dottie", "dolly"),
+    "douglas": ("doug",),
+    "edward": ("ed", "eddie", "eddy", "ted", "teddy", "ned", "eduardo", "edouard"),
+    "eleanor": ("ellie", "nell", "nora", "elly"),
+    "elizabeth": (
+        "liz", "lizzie", "beth", "betty", "betsy", "eliza", "lisa", "libby", "elise",
+        "elisabeth", "isabel", "elsa", "liza", "bess",
+    ),
+    "emily": ("em", "emmy", "emilie", "emilia"),
+    "eric": ("erik", "rick", "ricky"),
+    "eugene": ("gene",),
+    "francis": ("frank", "frankie", "fran"),
+    "frances": ("fran", "frannie", "francesca", "franziska"),
+    "francisco": ("frank", "paco", "pancho", "cisco", "fran", "francesco", "franco"),
+    "frederick": ("fred", "freddie", "freddy", "fritz", "frederic", "friedrich", "rick"),
+    "gabriel": ("gabe", "gabi"),
+    "gabriela": ("gabi", "gaby", "gabriella", "gabrielle"),
+    "geoffrey": ("geoff", "jeff", "jeffrey", "jeffery"),
+    "gerald": ("gerry", "jerry"),
+    "gregory": ("greg", "gregg"),
+    "harold": ("harry", "hal"),
+    "henry": ("hank", "harry", "hal", "henri", "heinrich", "enrique", "enrico"),
+    "isabella": ("bella", "izzy", "isabel", "isabelle", "isobel"),
+    "jacob": ("jake", "jakob", "jacques", "jakub", "kuba"),
+    "james": ("jim", "jimmy", "jamie", "jimbo", "diego", "jaime", "santiago"),
+    "jennifer": ("jen", "jenny", "jenn", "jennie"),
+    "jessica": ("jess", "jessie", "jessi"),
+    "john": ("jon", "johnny", "jack", "jonny", "johann", "johannes", "hans", "juan", "jan",
+             "giovanni", "ivan", "sean", "shaun", "shawn", "ian", "joao"),
+    "jonathan": ("jon", "jonny", "johnny", "nathan", "jonathon"),
+    "joseph": ("joe", "joey", "jo", "jose", "josef", "giuseppe", "pepe", "beppe"),
+    "joshua": ("josh",),
+    "judith": ("judy", "judi", "jude"),
+    "julia": ("julie", "jules", "giulia"),
+    "katherine": ("kate", "katie", "kathy", "kat", "kathryn", "katharine", "kay"),
+    "kenneth": ("ken", "kenny"),
+    "kimberly": ("kim", "kimmy", "kimberley"),
+    "lawrence": ("larry", "laurence", "laurent", "lorenzo", "lars"),
+    "leonard": ("len", "lenny", "leo", "leon"),
+    "louis": ("lou", "louie", "luis", "luigi", "ludwig", "lewis"),
+    "louise": ("lou", "lulu", "louisa", "luisa"),
+    "margaret": ("maggie", "meg", "peggy", "marge", "margie", "greta", "margarita",
+                 "marguerite", "margot", "molly", "daisy", "rita"),
+    "matthew": ("matt", "matty", "mathew", "matthias", "mateo", "matteo", "mathieu"),
+    "michael": ("mike", "mikey", "mick", "mickey", "micky", "michel", "miguel", "michele",
+                "mikhail", "misha", "mikael", "mikko"),
+    "michelle": ("shelly", "michele", "chelle"),
+    "nathan": ("nate", "nat"),
+    "nathaniel": ("nate", "nat", "nathan"),
+    "nicholas": ("nick", "nicky", "nico", "nicolas", "nicola", "nikolai", "niklas", "klaus"),
+    "nicole": ("nikki", "nicky", "nichole", "nicolette"),
+    "patricia": ("pat", "patty", "patsy", "trish", "tricia", "patrizia"),
+    "patrick": ("pat", "paddy", "patrice", "patricio", "rick"),
+    "peter": ("pete", "pedro", "pierre", "pietro", "piotr", "petr"),
+    "philip": ("phil", "phillip", "felipe", "filippo", "philippe", "pip"),
+    "raymond": ("ray", "raymundo", "ramon"),
+    "rebecca": ("becky", "becca", "bex"),
+    "richard": ("rich", "rick", "ricky", "dick", "richie", "rico", "ricardo", "riccardo"),
+    "robert": ("rob", "bob", "bobby", "robbie", "bert", "roberto", "robin", "rupert"),
+    "ronald": ("ron", "ronnie", "ronny"),
+    "samantha": ("sam", "sammy", "sami"),
+    "samuel": ("sam", "sammy", "samuele"),
+    "sarah": ("sara", "sally", "sadie"),
+    "stephanie": ("steph", "stefanie", "stephany", "stefania"),
+    "stephen": ("steve", "steven", "stevie", "stefan", "esteban", "stefano", "etienne"),
+    "susan": ("sue", "susie", "suzy", "suzanne", "susanne", "susanna"),
+    "theodore": ("ted", "teddy", "theo"),
+    "thomas": ("tom", "tommy", "thom", "tomas", "tommaso", "thomaz"),
+    "timothy": ("tim", "timmy"),
+    "valerie": ("val",),
+    "victoria": ("vicky", "vicki", "tori", "viktoria"),
+    "vincent": ("vince", "vinnie", "vincenzo", "vicente"),
+    "walter": ("walt", "wally"),
+    "william": ("will", "bill", "billy", "willy", "willie", "liam", "wilhelm", "guillermo",
+                "guillaume", "wim"),
+    "zachary": ("zach", "zack", "zak"),
+}  # fmt: skip
+
+_NAME_TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "sir", "dame"})
+_NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md", "esq", "mba", "cpa"})
+# Particles of compound surnames, which alone do not make a surname agree.
+_SURNAME_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "das", "dos", "du", "la",
+     "le", "el", "al", "bin", "ben", "ter", "ten", "y", "e"}
+)  # fmt: skip
+_SECOND_LEVELS = frozenset({"co", "com", "net", "org", "gov", "ac", "edu", "ne", "or", "gv"})
+_FOLD_EXTRA = str.maketrans(
+    {"ø": "o", "đ": "d", "ł": "l", "æ": "ae", "œ": "oe", "þ": "th", "ð": "d", "\u0131": "i"}
+)
+# Straight and typographic apostrophes, and the accents typed for them.
+_APOSTROPHES = str.maketrans("", "", "'\u2019`\u00b4\u02bc")
+_SEPARATORS = re.compile(r"[\W_]+")
+# Unicode's combining marks (accents once NFKD has split them from their letters).
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_WHITESPACE = re.compile(r"\s")
+_NOT_IN_SLUG = re.compile(r"[\s/]")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
+_HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)+$")
+# The ending of a web address in a company name: "Amazon.com, Inc.".
+_WEB_ENDING = re.compile(r"\.(?:com|net|org|io|co|ai|biz|us|app)(?![\w.])")
+_PUB_PART = re.compile(r"^[0-9a-f]{1,3}$")
+
+
+@dataclass(frozen=True)
+class Person:
+    first_name: str | None = None
+    last_name: str | None = None
+    email: str | None = None
+    linkedin_url: str | None = None
+    company: str | None = None
+    website: str | None = None
+    company_linkedin_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys candidates are looked up by (the directory stores the same for each row).
+
+    ``email``: the normalised address (``normalise_email``), None for a role address;
+    ``linkedin``: the canonical profile slug (``linkedin_slug``); ``last_name``: the folded
+    last name without spaces or punctuation (``last_name_key``)."""
+
+    email: str | None
+    linkedin: str | None
+    last_name: str | None
+
+
+@dataclass(frozen=True)
+class Match:
+    confidence: float  # 0..1
+    basis: str  # "email" | "linkedin" | "name+company"
+
+
+# -- text -------------------------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: "Zoë Müller-Ørsted" becomes "zoe muller-orsted"; letters
+    that do not decompose (ø, ł, đ, æ, œ, þ) take their usual Latin spelling."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_FOLD_EXTRA))
+    return _COMBINING.sub("", decomposed)
+
+
+def _text(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return text or None
+
+
+def name_tokens(name: str | None) -> tuple[str, ...]:
+    """The folded words of a name, apostrophes dropped ("O'Brien" is "obrien"), titles and
+    generational suffixes left out ("Dr.", "Jr.", "III")."""
+    if not name:
+        return ()
+    words = [w for w in _SEPARATORS.split(fold(name).translate(_APOSTROPHES)) if w]
+    while len(words) > 1 and words[0] in _NAME_TITLES:
+        words.pop(0)
+    while len(words) > 1 and words[-1] in _NAME_SUFFIXES:
+        words.pop()
+    return tuple(words)
+
+
+def last_name_key(last_name: str | None) -> str | None:
+    """The blocking key of a last name: folded, without spaces, hyphens or apostrophes, so
+    that "García-López", "Garcia Lopez" and "GARCIA LOPEZ" share it."""
+    key = "".join(name_tokens(last_name))[:MAX_NAME_KEY]
+    return key or None
+
+
+# -- email ------------------------------------------------------------------------------------
+
+
+def normalise_email(value: str | None) -> str | None:
+    """The comparable form of an email address, or None when it is not one.
+
+    Trimmed and lower-cased (``mailto:`` and a display name around ``<…>`` dropped). The
+    ``+tag`` of the local part is dropped for every domain, since the mailbox is the same;
+    dots of the local part are dropped only for Gmail (``googlemail.com`` is ``gmail.com``),
+    the one large provider that ignores them; elsewhere ``j.smith`` and ``jsmith`` can be
+    different people."""
+    if not value:
+        return None
+    text = value.strip()
+    if "<" in text and text.endswith(">"):
+        text = text[text.rindex("<") + 1 : -1]
+    text = text.strip().lower().removeprefix("mailto:")
+    if text.count("@") != 1 or _WHITESPACE.search(text):
+        return None
+    local, domain = text.split("@")
+    domain = domain.rstrip(".")
+    local = local.split("+", 1)[0]
+    if not local or "." not in domain or domain.startswith(".") or ".." in domain:
+        return None
+    if domain in ("gmail.com", "googlemail.com"):
+        local = local.replace(".", "")
+        domain = "gmail.com"
+        if not local:
+            return None
+    address = f"{local}@{domain}"
+    return address if len(address) <= MAX_EMAIL else None
+
+
+def is_role_address(email: str) -> bool:
+    """Whether a normalised address is a shared mailbox (``info@``, ``sales@``…)."""
+    return email.split("@", 1)[0] in ROLE_ADDRESSES
+
+
+def email_key(value: str | None) -> str | None:
+    """The lookup key of an email: the normalised address, None for a role address."""
+    email = normalise_email(value)
+    return None if email is None or is_role_address(email) else email
+
+
+# -- LinkedIn ---------------------------------------------------------------------------------
+
+
+def _linkedin_path(url: str | None) -> list[str] | None:
+    """The path segments of a linkedin.com URL (any subdomain: www, country, mobile), without
+    query string, fragment or empty segments; None when it is not a LinkedIn URL."""
+    if not url:
+        return None
+    text = url.strip()
+    lowered = text.lower()
+    match = _SCHEME.match(lowered)
+    if match:
+        text = text[match.end() :]
+    host, slash, path = text.partition("/")
+    host = host.lower().rsplit("@", 1)[-1].split(":", 1)[0].rstrip(".")
+    if not slash or not (host == "linkedin.com" or host.endswith(".linkedin.com")):
+        return None
+    path = path.split("#", 1)[0].split("?", 1)[0]
+    segments = [s for s in path.split("/") if s]
+    if segments and segments[0] == "mwlite":
+        segments = segments[1:]
+    return segments
+
+
+def _slug(segment: str) -> str | None:
+    slug = unicodedata.normalize("NFC", unquote(segment, errors="strict")).strip().casefold()
+    if not slug or len(slug) > MAX_SLUG or _NOT_IN_SLUG.search(slug):
+        return None
+    return slug
+
+
+def linkedin_slug(url: str | None) -> str | None:
+    """The canonical slug of a LinkedIn profile URL, or None when it is not one.
+
+    Any subdomain (``www``, ``uk``, ``de``, ``m``), scheme or none, query string, fragment
+    and trailing slashes; percent-encoding decoded (``j%C3%BCrgen`` is ``jürgen``) and case
+    folded. Old public URLs ``/pub/NAME/A/B/C`` map to the profile LinkedIn redirects them
+    to, ``NAME-CCCBBBA`` (``/pub/jane-doe/a7/576/b50`` is ``jane-doe-b50576a7``). Profile
+    sub-pages (``/in/SLUG/details/…``) and locale segments are ignored."""
+    segments = _linkedin_path(url)
+    if not segments or len(segments) < 2:
+        return None
+    try:
+        if segments[0] == "in":
+            return _slug(segments[1])
+        if segments[0] == "pub" and segments[1] != "dir":
+            if len(segments) == 2:
+                return _slug(segments[1])
+            parts = [p.lower() for p in segments[2:5]]
+            if len(parts) == 3 and all(_PUB_PART.match(p) for p in parts):
+                first, middle, last = parts
+                return _slug(f"{segments[1]}-{last.zfill(3)}{middle.zfill(3)}{first}")
+    except UnicodeDecodeError:
+        return None
+    return None
+
+
+def company_linkedin_slug(url: str | None) -> str | None:
+    """The canonical slug of a LinkedIn company page: ``acme-inc`` for
+    ``https://uk.linkedin.com/company/Acme-Inc/about/?trk=x``; a numeric page id stays as it
+    is (also from Sales Navigator's ``/sales/company/ID``); showcase and school pages are
+    ``showcase/SLUG`` and ``school/SLUG``."""
+    segments = _linkedin_path(url)
+    if not segments:
+        return None
+    if segments[0] == "sales" and len(segments) >= 3 and segments[1] == "company":
+        segments = segments[1:]
+    if len(segments) < 2 or segments[0] not in ("company", "showcase", "school"):
+        return None
+    try:
+        slug = _slug(segments[1])
+    except UnicodeDecodeError:
+        return None
+    if slug is None or segments[0] == "company":
+        return slug
+    return f"{segments[0]}/{slug}"
+
+
+# -- companies --------------------------------------------------------------------------------
+
+
+def company_name_key(name: str | None) -> str | None:
+    """A company's name, comparable across records: folded, ``&`` read as "and", dots dropped
+    (so that "S.A." and "L.L.C." read as suffixes), a web address's ending dropped
+    ("Amazon.com"), words only, and without leading "The" and trailing legal suffixes
+    ("Acme Holdings, Inc." is "acme")."""
+    if not name:
+        return None
+    text = fold(name).strip().replace("&", " and ").translate(_APOSTROPHES)
+    text = _WEB_ENDING.sub("", text)
+    words = [w for w in _SEPARATORS.split(text.replace(".", "")) if w]
+    while len(words) > 1 and words[0] == "the":
+        words.pop(0)
+    while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
+        words.pop()
+    key = " ".join(words)[:MAX_NAME_KEY]
+    return key or None
+
+
+def domain_of(value: str | None) -> str | None:
+    """The host of a website address or the domain of an email address, lower case, without
+    ``www.``, port, path or query; None when there is none."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    if "@" in text and "/" not in text:
+        text = text.rsplit("@", 1)[1]
+    else:
+        match = _SCHEME.match(text)
+        if match:
+            text = text[match.end() :]
+        text = text.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
+    host = text.split(":", 1)[0].rstrip(".").removeprefix("www.")
+    return host if _HOST.match(host) else None
+
+
+def is_free_mail(domain: str) -> bool:
+    return domain in FREE_MAIL_DOMAINS
+
+
+def company_domain(value: str | None) -> str | None:
+    """The domain of a website or email that identifies a company: not a free mail service
+    and not a host of many companies' pages."""
+    domain = domain_of(value)
+    if domain is None or domain in FREE_MAIL_DOMAINS:
+        return None
+    if any(domain == host or domain.endswith("." + host) for host in _SHARED_HOSTS):
+        return None
+    return domain
+
+
+def _domain_label(domain: str) -> str:
+    """The name part of a domain: "acme" for "acme.com", "us.acme.co.uk"."""
+    labels = domain.split(".")
+    if len(labels) >= 3 and labels[-2] in _SECOND_LEVELS:
+        return labels[-3]
+    return labels[-2] if len(labels) >= 2 else labels[0]
+
+
+def _same_domain(a: str, b: str) -> bool:
+    """Equal, or one a subdomain of the other ("us.acme.com", "acme.com")."""
+    if a == b:
+        return True
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    if not long.endswith("." + short):
+        return False
+    labels = short.split(".")
+    return len(labels) > 2 or (len(labels) == 2 and labels[0] not in _SECOND_LEVELS)
+
+
+def company_names_similar(a: str, b: str) -> bool:
+    """Whether two company name keys (``company_name_key``) likely name the same company
+    without being equal: the same letters ("jp morgan", "jpmorgan"), one the other with
+    descriptive words ("acme", "acme software"), an acronym ("ibm", "international business
+    machines") or a small typo in a longer name."""
+    if a.replace(" ", "") == b.replace(" ", ""):
+        return True
+    short, long = (a.split(), b.split()) if len(a) <= len(b) else (b.split(), a.split())
+    if (
+        long[: len(short)] == short
+        and max(len(w) for w in short) >= 3
+        and all(w in COMPANY_DESCRIPTORS for w in long[len(short) :])
+    ):
+        return True
+    if len(short) == 1 and len(short[0]) >= 3 and len(long) >= 3:
+        acronym = "".join(w[0] for w in long if w not in ("and", "of", "the"))
+        if acronym == short[0]:
+            return True
+    joined_a, joined_b = a.replace(" ", ""), b.replace(" ", "")
+    return min(len(joined_a), len(joined_b)) >= 6 and fuzz.ratio(joined_a, joined_b) >= 90
+
+
+# -- names ------------------------------------------------------------------------------------
+
+
+def _nickname_index() -> dict[str, frozenset[str]]:
+    forms: dict[str, set[str]] = {}
+    for formal, short in NICKNAMES.items():
+        forms.setdefault(formal, set()).add(formal)
+        for nickname in short:
+            forms.setdefault(nickname, set()).add(formal)
+    return {name: frozenset(found) for name, found in forms.items()}
+
+
+_GIVEN_NAME_FORMS = _nickname_index()
+
+
+def given_name_forms(name: str) -> frozenset[str]:
+    """The formal names a folded given name may stand for: {"robert"} for "bob",
+    {"alexander", "alexandra", "alexis"} for "alex", the name itself when unknown."""
+    return _GIVEN_NAME_FORMS.get(name, frozenset({name}))
+
+
+def _gendered_pair(a: str, b: str) -> bool:
+    """Names differing in a final "a": "Daniel"/"Daniela", "Mario"/"Maria", "Christine"/
+    "Christina" are different names, usually of different people, not typos."""
+    return a[-1] != b[-1] and "a" in (a[-1], b[-1])
+
+
+def _typo_penalty(
+    a: str, b: str, *, shortest: int, two_from: int, one: float, two: float
+) -> float | None:
+    """The penalty of a small typo between two words (edits and adjacent transpositions), or
+    None: one edit from ``shortest`` letters, two from ``two_from``."""
+    size = min(len(a), len(b))
+    if size < shortest:
+        return None
+    allowed = 2 if size >= two_from else 1
+    distance = OSA.distance(a, b, score_cutoff=allowed)
+    if distance > allowed or _gendered_pair(a, b):
+        return None
+    return one if distance == 1 else two
+
+
+def first_name_penalty(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """How much less than certain two first names (``name_tokens``) agree: 0 when equal,
+    small for a middle name, a nickname or a typo, None when they are different names."""
+    if not a or not b:
+        return None
+    if a == b or "".join(a) == "".join(b):
+        return 0.0
+    x, y = a[0], b[0]
+    if x == y:
+        return FIRST_MIDDLE_NAME
+    if len(x) == 1 or len(y) == 1:
+        return FIRST_INITIAL if x[0] == y[0] else None
+    if given_name_forms(x) & given_name_forms(y):
+        return FIRST_NICKNAME
+    return _typo_penalty(x, y, shortest=4, two_from=8, one=FIRST_ONE_TYPO, two=FIRST_TWO_TYPOS)
+
+
+def last_name_penalty(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """How much less than certain two last names (``name_tokens``) agree: 0 when equal but
+    for spaces and punctuation, small for one part of a compound name or a typo, else None."""
+    if not a or not b:
+        return None
+    joined_a, joined_b = "".join(a), "".join(b)
+    if joined_a == joined_b:
+        return 0.0
+    core_a = {w for w in a if w not in _SURNAME_PARTICLES and len(w) >= 3}
+    core_b = {w for w in b if w not in _SURNAME_PARTICLES and len(w) >= 3}
+    if core_a and core_b and (core_a <= core_b or core_b <= core_a):
+        return LAST_COMPOUND
+    return _typo_penalty(
+        joined_a, joined_b, shortest=5, two_from=9, one=LAST_ONE_TYPO, two=LAST_TWO_TYPOS
+    )
+
+
+def first_name_similarity(a: str | None, b: str | None) -> float:
+    """1 for the same first name, a little less for a nickname, middle name or typo, 0 for
+    different names (or a missing one)."""
+    penalty = first_name_penalty(name_tokens(a), name_tokens(b))
+    return 0.0 if penalty is None else 1.0 - penalty
+
+
+def last_name_similarity(a: str | None, b: str | None) -> float:
+    """As ``first_name_similarity``, for last names."""
+    penalty = last_name_penalty(name_tokens(a), name_tokens(b))
+    return 0.0 if penalty is None else 1.0 - penalty
+
+
+# -- people -----------------------------------------------------------------------------------
+
+
+def person_from_fields(fields: Mapping[str, Any]) -> Person:
+    """The person an API contact describes (``firstName``, ``lastName``, ``email``,
+    ``linkedInUrl``, ``companyAccount``, ``website``, ``companyLinkedInUrl``); the v1 form's
+    ``companyInfo`` object fills the company fields it lacks. Other types count as absent."""
+    company = fields.get("companyInfo")
+    nested: Mapping[str, Any] = company if isinstance(company, Mapping) else {}
+
+    def pick(name: str) -> str | None:
+        return _text(fields.get(name)) or _text(nested.get(name))
+
+    return Person(
+        first_name=_text(fields.get("firstName")),
+        last_name=_text(fields.get("lastName")),
+        email=_text(fields.get("email")),
+        linkedin_url=_text(fields.get("linkedInUrl")),
+        company=pick("companyAccount"),
+        website=pick("website"),
+        company_linkedin_url=pick("companyLinkedInUrl"),
+    )
+
+
+def lookup_keys(person: Person) -> Keys:
+    return Keys(
+        email=email_key(person.email),
+        linkedin=linkedin_slug(person.linkedin_url),
+        last_name=last_name_key(person.last_name),
+    )
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """A person's normalised forms, computed once per record."""
+
+    email: str | None
+    linkedin: str | None
+    first: tuple[str, ...]
+    last: tuple[str, ...]
+    company_name: str | None
+    domains: frozenset[str]
+    company_page: str | None
+
+    @property
+    def has_company(self) -> bool:
+        return bool(self.company_name or self.domains or self.company_page)
+
+
+@lru_cache(maxsize=65_536)
+def _profile(person: Person) -> _Profile:
+    domains = {company_domain(person.website), company_domain(person.email)}
+    company_page = company_linkedin_slug(person.company_linkedin_url) or company_linkedin_slug(
+        person.website
+    )
+    return _Profile(
+        email=email_key(person.email),
+        linkedin=linkedin_slug(person.linkedin_url),
+        first=name_tokens(person.first_name),
+        last=name_tokens(person.last_name),
+        company_name=company_name_key(person.company),
+        domains=frozenset(d for d in domains if d is not None),
+        company_page=company_page,
+    )
+
+
+def _company_penalty(q: _Profile, c: _Profile) -> float | None:
+    """How much less than certain the two records' companies are the same one; None when
+    nothing shows they are."""
+    strong = similar = False
+    penalty = 0.0
+    if q.company_page and c.company_page:
+        if q.company_page == c.company_page:
+            strong = True
+        else:
+            penalty += COMPANY_OTHER_PAGE
+    if q.domains and c.domains:
+        if any(_same_domain(a, b) for a in q.domains for b in c.domains):
+            strong = True
+        else:
+            penalty += COMPANY_OTHER_DOMAIN
+    if q.company_name and c.company_name:
+        if q.company_name == c.company_name:
+            strong = True
+        elif company_names_similar(q.company_name, c.company_name):
+            similar = True
+        elif strong:
+            penalty += COMPANY_OTHER_NAME
+    elif not strong:
+        # A name on one side, a domain on the other: "acme.com" may name Acme.
+        for name, domains in ((q.company_name, c.domains), (c.company_name, q.domains)):
+            if name and any(_domain_label(d) == name.replace(" ", "") for d in domains):
+                similar = True
+    if strong:
+        return penalty
+    return penalty + COMPANY_SIMILAR if similar else None
+
+
+def _identifier_confidence(base: float, q: _Profile, c: _Profile) -> float:
+    """An email or profile match, weakened when both records name the person differently."""
+    first = first_name_penalty(q.first, c.first) if q.first and c.first else 0.0
+    last = last_name_penalty(q.last, c.last) if q.last and c.last else 0.0
+    if first is None and last is None:
+        return min(base, IDENTIFIER_OTHER_NAME)
+    if first is None:
+        return min(base, IDENTIFIER_OTHER_FIRST_NAME)
+    if last is None:
+        return min(base, IDENTIFIER_OTHER_LAST_NAME)
+    return base
+
+
+def match(query: Person, candidate: Person) -> Match | None:
+    """Whether ``candidate`` is the person ``query`` describes, and how sure; None when
+    nothing shows it. Callers compare the confidence with their threshold."""
+    q, c = _profile(query), _profile(candidate)
+    same_email = q.email is not None and q.email == c.email
+    same_profile = q.linkedin is not None and q.linkedin == c.linkedin
+    other_email = q.email is not None and c.email is not None and not same_email
+    other_profile = q.linkedin is not None and c.linkedin is not None and not same_profile
+    if same_email or same_profile:
+        if same_email and same_profile:
+            base, basis = BOTH_IDENTIFIERS_CONFIDENCE, "email"
+        elif same_email:
+            base = EMAIL_WITH_OTHER_PROFILE if other_profile else EMAIL_CONFIDENCE
+            basis = "email"
+        else:
+            base = PROFILE_WITH_OTHER_EMAIL if other_email else LINKEDIN_CONFIDENCE
+            basis = "linkedin"
+        return Match(_identifier_confidence(base, q, c), basis)
+    if other_email or other_profile:
+        return None
+    if not (q.has_company and c.has_company):
+        return None
+    first = first_name_penalty(q.first, c.first)
+    if first is None:
+        return None
+    last = last_name_penalty(q.last, c.last)
+    if last is None:
+        return None
+    company = _company_penalty(q, c)
+    if company is None:
+        return None
+    confidence = NAME_COMPANY_BASE - first - last - company
+    return Match(round(max(0.0, confidence), 4), "name+company")
+
+
+def best_match(
+    query: Person,
+    candidates: Iterable[Person],
+    *,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+) -> tuple[int, Match] | None:
+    """The position of the candidate that best matches ``query`` and its match, or None when
+    none reaches ``min_confidence``, or when the best is a name+company match that another
+    candidate matches about as well (two people of the same name at the company: which one
+    is unknown). Of equal email or LinkedIn matches (duplicate records), the first wins."""
+    best: tuple[int, Match] | None = None
+    runner_up: Match | None = None
+    for position, candidate in enumerate(candidates):
+        found = match(query, candidate)
+        if found is None or found.confidence < min_confidence:
+            continue
+        if best is None or found.confidence > best[1].confidence:
+            runner_up = best[1] if best is not None else None
+            best = (position, found)
+        elif runner_up is None or found.confidence > runner_up.confidence:
+            runner_up = found
+    if best is None:
+        return None
+    if (
+        runner_up is not None
+        and best[1].basis == "name+company"
+        and best[1].confidence - runner_up.confidence < AMBIGUITY_MARGIN
+    ):
+        return None
+    return best
