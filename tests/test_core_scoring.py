@@ -1,4 +1,4 @@
-"""Core scoring end to end (issue 8): jobs submitted through the API with ``scoringType: core``
+"""Core scoring end to end: jobs submitted through the API with ``scoringType: core``
 and scored by the real worker, whose verification provider is Twilio Lookup configured through
 the settings and served by the fake Lookup of tests/test_providers.py on 127.0.0.1.
 

@@ -1,4 +1,4 @@
-"""Verification providers for core scoring (issue 8): the Twilio Lookup v2 adapter against a
+"""Verification providers for core scoring: the Twilio Lookup v2 adapter against a
 local fake of Lookup on 127.0.0.1 that serves Twilio's documented answers.
 
 Waiting is done by an injected clock and sleep, so backoff, Retry-After and pacing are read

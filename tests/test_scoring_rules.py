@@ -263,7 +263,7 @@ def test_line_type_source_and_first_score_tier(
 
 
 def test_priors_put_each_kind_in_its_expected_first_tier() -> None:
-    # The brief of D15: a valid mobile line with no negative evidence is p1, a line that is
+    # D15: a valid mobile line with no negative evidence is p1, a line that is
     # not mobile is p2, unverified or weak evidence p3.
     assert PRIORS["mobile"] >= P1_FLOOR
     assert PRIORS["mobile (hint)"] >= P1_FLOOR
