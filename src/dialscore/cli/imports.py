@@ -1,5 +1,6 @@
-"""``dialscore import …``: load number blocks, do-not-call lists and company lines from files;
-each prints one JSON object on stdout, with a progress bar on stderr when it is a terminal."""
+"""``dialscore import …``: load number blocks, do-not-call lists, company lines and the
+enrichment directory from files; each prints one JSON object on stdout, with a progress bar on
+stderr when it is a terminal."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ from rich.progress import (
 
 from dialscore.cli.output import emit, fail, prepare_database
 from dialscore.config import get_settings
+from dialscore.enrichment import directory as people
 from dialscore.scoring import loaders
 from dialscore.scoring.imports import FileFormatError, LineCounts
 
 imports = typer.Typer(
-    help="Import scoring evidence: number blocks, do-not-call lists, company lines",
+    help=(
+        "Import scoring evidence (number blocks, do-not-call lists, company lines) and the "
+        "enrichment directory"
+    ),
     no_args_is_help=True,
 )
 
@@ -177,3 +182,42 @@ def company_lines(file: FileArgument) -> None:
         lambda url, progress: loaders.import_company_lines(url, file, progress=progress),
     )
     emit(_upserted(file, report))
+
+
+@imports.command("directory")
+def directory(file: FileArgument) -> None:
+    """Add or update the people of the enrichment directory from a CSV or JSON Lines file.
+
+    Columns (CSV header or JSON keys): id (optional, stable record id), firstName, lastName,
+    email, linkedInUrl, company, website, companyLinkedInUrl, title, and phones as
+    phone,phoneType,phone2,phone2Type,… (any number), mobilePhone, directPhone, hqPhone, or
+    phones ("number:type;number:type"; in JSON a list of {number, type}). Numbers without a
+    country code are read as US numbers; invalid ones are dropped and counted.
+
+    A row needs an email, a LinkedIn URL, or a first and last name with a company. Records
+    are known again by id, else by their LinkedIn profile, else email, else name and
+    company: a re-import updates them and adds no duplicates. Files ending in .jsonl,
+    .ndjson or .json are JSON Lines, .csv files CSV; others by their first character."""
+    report = _run(
+        file,
+        "directory",
+        lambda url, progress: people.import_directory(url, file, progress=progress),
+    )
+    counts = report.counts
+    emit(
+        {
+            "file": str(file),
+            "format": report.format,
+            **_lines(counts),
+            "rows": counts.accepted,
+            "imported": report.imported,
+            "updated": report.updated,
+            "unchanged": report.unchanged,
+            "phones": counts.phones,
+            "invalidPhones": counts.invalid_phones,
+            "invalidPhoneExamples": [r.describe() for r in counts.phone_rejections],
+            "rowsWithoutPhones": counts.rows_without_phones,
+            "ignoredColumns": list(counts.ignored_columns),
+            **_timing(report.seconds, counts.accepted),
+        }
+    )

@@ -255,6 +255,13 @@ _HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)+$")
 # The ending of a web address in a company name: "Amazon.com, Inc.".
 _WEB_ENDING = re.compile(r"\.(?:com|net|org|io|co|ai|biz|us|app)(?![\w.])")
 _PUB_PART = re.compile(r"^[0-9a-f]{1,3}$")
+# The common shapes, recognised at once (the general parsers give the same result for them).
+_PLAIN_EMAIL = re.compile(r"[a-z0-9_%-]+(?:\.[a-z0-9_%-]+)*@([a-z0-9-]+(?:\.[a-z0-9-]+)+)")
+_PLAIN_PROFILE = re.compile(
+    r"(?:https?://)?(?:www\.|[a-z]{2}\.)?linkedin\.com/in/([a-z0-9-]{1,100})(?:/[a-z]{2})?/?"
+    r"(?:\?[^#/]*)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -311,6 +318,8 @@ def name_tokens(name: str | None) -> tuple[str, ...]:
     generational suffixes left out ("Dr.", "Jr.", "III")."""
     if not name:
         return ()
+    if name.isascii() and name.isalpha():
+        return (name.lower(),)
     words = [w for w in _SEPARATORS.split(fold(name).translate(_APOSTROPHES)) if w]
     while len(words) > 1 and words[0] in _NAME_TITLES:
         words.pop(0)
@@ -340,6 +349,10 @@ def normalise_email(value: str | None) -> str | None:
     if not value:
         return None
     text = value.strip()
+    plain = _PLAIN_EMAIL.fullmatch(text.lower())
+    if plain is not None and plain.group(1) not in ("gmail.com", "googlemail.com"):
+        address = plain.group(0)
+        return address if len(address) <= MAX_EMAIL else None
     if "<" in text and text.endswith(">"):
         text = text[text.rindex("<") + 1 : -1]
     text = text.strip().lower().removeprefix("mailto:")
@@ -409,6 +422,11 @@ def linkedin_slug(url: str | None) -> str | None:
     folded. Old public URLs ``/pub/NAME/A/B/C`` map to the profile LinkedIn redirects them
     to, ``NAME-CCCBBBA`` (``/pub/jane-doe/a7/576/b50`` is ``jane-doe-b50576a7``). Profile
     sub-pages (``/in/SLUG/details/…``) and locale segments are ignored."""
+    if not url:
+        return None
+    plain = _PLAIN_PROFILE.fullmatch(url.strip())
+    if plain is not None:
+        return plain.group(1).lower()
     segments = _linkedin_path(url)
     if not segments or len(segments) < 2:
         return None

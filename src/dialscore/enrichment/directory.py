@@ -1,0 +1,937 @@
+"""The directory import: people the operator loads from a CSV or JSON Lines file, streamed
+into ``directory_people`` in large batches with their lookup keys (re-importable).
+
+**Columns** (CSV header names, and JSON Lines keys, compared without case, spaces, ``_``,
+``-`` or ``.``): ``id`` (optional stable record id, at most 64 characters), ``firstName``,
+``lastName``, ``email``, ``linkedInUrl``, ``company``, ``website``, ``companyLinkedInUrl``,
+``title``; phones as ``phone``/``phoneType``, ``phone2``/``phone2Type``, … (any number, also
+``phone1``), ``mobilePhone``, ``directPhone`` and ``hqPhone`` (typed by their name), or one
+``phones`` column of ``number:type`` pairs separated by ``;`` (JSON Lines: a list of
+``{"number": …, "type": …}`` objects or of strings). Other columns are ignored and named in
+the report.
+
+**Phones** are stored in E.164 (a number without ``+`` is read as a US number); a number that
+is not valid, or carries an extension, is dropped and counted. Types are ``mobile``,
+``direct``, ``hq`` or ``other`` (synonyms as in submissions); a number given twice is kept
+once.
+
+**Rows.** A row must be matchable: an email (not a role address such as ``info@``), a
+LinkedIn profile URL, or a first and last name with a company (its name, website, a company
+email or LinkedIn page). Other rows, and rows with a value longer than its column, are
+invalid and reported with the first few quoted.
+
+**Record identity**, which makes a re-import update records instead of adding them: the
+``id`` column when the row has one; else a digest of the canonical LinkedIn slug (``li:…``);
+else of the normalised email (``em:…``); else of the folded first and last name with the
+company (``nc:…``). A record whose derived identity changes between imports (say, a LinkedIn
+URL added to a row that had only an email) becomes a new record: give ``id`` for stable
+re-imports. A re-imported record takes the file's values for every column; one given again
+later in the same file, likewise (the later row wins).
+
+**How.** The file is cut into blocks of whole lines (CSV: never inside a quoted field), parsed
+in worker processes when it is large, and written through the driver (no ORM) in batches of
+``BATCH_ROWS``: SQLite with one ``executemany`` of ``INSERT … ON CONFLICT (id) DO UPDATE …
+WHERE`` the row changed, in id order; PostgreSQL with ``COPY`` into a temporary table and
+one such ``INSERT … SELECT``. Unchanged records keep their ``updated_at``."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import marshal
+import multiprocessing
+import os
+import re
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any
+
+import phonenumbers
+
+from dialscore.enrichment.matching import (
+    company_domain,
+    company_linkedin_slug,
+    company_name_key,
+    email_key,
+    last_name_key,
+    linkedin_slug,
+    name_tokens,
+)
+from dialscore.scoring.imports import (
+    MAX_EXAMPLES,
+    FileFormatError,
+    LineCounts,
+    Rejection,
+    _column_key,
+    _quote,
+)
+from dialscore.scoring.loaders import (
+    Progress,
+    _analyze,
+    _connect,
+    _Connection,
+    _prefetching,
+    _sqlite_transaction,
+    no_progress,
+)
+from dialscore.scoring.numbers import normalise_type
+
+# Rows per write transaction.
+BATCH_ROWS = 50_000
+# Bytes of whole lines per parsed block.
+BLOCK_BYTES = 1 << 20
+# A line (or quoted field) longer than this is not a directory file's.
+MAX_LINE_BYTES = 64 << 20
+# Files from this size are parsed in worker processes (each costs about half a second to
+# start, so small files are parsed in this process).
+POOL_MIN_BYTES = 16 << 20
+MAX_WORKERS = 4
+IN_FLIGHT_BLOCKS = 16
+MAX_ID = 64
+MAX_IGNORED = 50
+FIELDS = ("firstName", "lastName", "email", "linkedInUrl", "company", "website",
+          "companyLinkedInUrl", "title")  # fmt: skip
+# The widths of directory_people's columns, by field.
+WIDTHS = (200, 200, 320, 500, 300, 300, 500, 300)
+_FIRST, _LAST, _EMAIL, _LINKEDIN, _COMPANY, _WEBSITE, _COMPANY_PAGE, _TITLE = range(8)
+# The table's columns in the order rows carry them (updated_at is added when writing).
+COLUMNS = (
+    "id", "first_name", "last_name", "email", "linkedin_url", "company", "website",
+    "company_linkedin_url", "title", "phones", "email_key", "linkedin_key", "last_name_key",
+)  # fmt: skip
+TABLE = "directory_people"
+
+Row = tuple[str | None, ...]
+
+_FIELD_NAMES = {
+    "id": ("id", "recordid", "personid"),
+    "firstName": ("firstname", "first", "givenname"),
+    "lastName": ("lastname", "last", "surname", "familyname"),
+    "email": ("email", "emailaddress", "workemail"),
+    "linkedInUrl": ("linkedinurl", "linkedin", "linkedinprofile", "linkedinprofileurl"),
+    "company": ("company", "companyname", "companyaccount", "organization", "organisation"),
+    "website": ("website", "companywebsite", "domain", "companydomain"),
+    "companyLinkedInUrl": ("companylinkedinurl", "companylinkedin"),
+    "title": ("title", "jobtitle"),
+}
+_KNOWN_KEYS = frozenset(alias for aliases in _FIELD_NAMES.values() for alias in aliases)
+_TYPED_PHONES = {"mobilephone": "mobile", "directphone": "direct", "hqphone": "hq"}
+_PHONE_SLOT = re.compile(r"phone(\d*)")
+_PHONE_KEY = re.compile(r"phones|phone\d*(?:type)?|mobilephone|directphone|hqphone")
+_PHONE_SEPARATORS = str.maketrans("", "", " -.()/\t\u00a0")
+# A record appended to a CSV block: read back as a record of its own, it shows that the block
+# ended outside quotes (else it was swallowed by a quoted field the block cut through).
+_SENTINEL = "\ue000dialscore-block-end\ue000"
+_NO_IDENTITY = (
+    "cannot be matched: needs an email, a LinkedIn profile URL, or a first and last name "
+    "with a company (name, website or LinkedIn page)"
+)
+
+
+@dataclass
+class DirectoryCounts(LineCounts):
+    """What became of a directory file's lines, and of the phones its rows carried."""
+
+    phones: int = 0
+    invalid_phones: int = 0
+    phone_rejections: list[Rejection] = field(default_factory=list)
+    rows_without_phones: int = 0
+    ignored_columns: tuple[str, ...] = ()
+
+    def reject_phone(self, line: int, text: str, reason: str) -> None:
+        self.invalid_phones += 1
+        if len(self.phone_rejections) < MAX_EXAMPLES:
+            self.phone_rejections.append(Rejection(line, _quote(text), reason))
+
+    def add(self, block: DirectoryCounts) -> None:
+        """Adds the counts of the file's next block."""
+        self.lines += block.lines
+        self.accepted += block.accepted
+        self.skipped += block.skipped
+        self.invalid += block.invalid
+        self.rejections += block.rejections[: MAX_EXAMPLES - len(self.rejections)]
+        self.phones += block.phones
+        self.invalid_phones += block.invalid_phones
+        room = MAX_EXAMPLES - len(self.phone_rejections)
+        self.phone_rejections += block.phone_rejections[:room]
+        self.rows_without_phones += block.rows_without_phones
+        if block.ignored_columns:
+            ignored = dict.fromkeys((*self.ignored_columns, *block.ignored_columns))
+            self.ignored_columns = tuple(ignored)[:MAX_IGNORED]
+
+
+@dataclass(frozen=True)
+class DirectoryReport:
+    counts: DirectoryCounts
+    format: str  # "csv" | "jsonl"
+    imported: int
+    updated: int
+    unchanged: int
+    seconds: float
+
+
+# -- phones -----------------------------------------------------------------------------------
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a regular expression."""
+    parts: list[str] = []
+    depth = start = 0
+    for position, char in enumerate(pattern):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:position])
+            start = position + 1
+    parts.append(pattern[start:])
+    return parts
+
+
+def _depth(alternative: str) -> tuple[str, int]:
+    """The literal digits an alternative of a metadata pattern starts with, and how many
+    leading digits of a 10-digit number decide whether it matches: those before the free
+    digits it ends with (``…\\d{6}`` leaves 4), else all 10."""
+    literal = re.match(r"\d*", alternative)
+    prefix = literal.group() if literal else ""
+    if alternative[len(prefix) : len(prefix) + 1] in ("?", "*", "+", "{"):
+        prefix = prefix[:-1]  # its last digit is optional or repeated
+    _, brace, tail = alternative.rpartition("\\d{")
+    low = tail[:-1].split(",", 1)[0] if brace and tail.endswith("}") else ""
+    return prefix, 10 - int(low) if low.isdigit() else 10
+
+
+_DESCS = ("general_desc", "fixed_line", "mobile", "toll_free", "premium_rate", "shared_cost",
+          "personal_number", "voip", "pager", "uan", "voicemail")  # fmt: skip
+# A memo by this many leading digits at most: more keys would hardly ever repeat.
+MAX_MEMO_DIGITS = 6
+
+
+@lru_cache(maxsize=1)
+def nanp_decisive_digits() -> dict[str, int]:
+    """For each +1 area code, how many leading digits of a number decide its validity.
+
+    libphonenumber decides with the patterns of the +1 regions: US and Canada (tried for every
+    number) and the others by their leading digits. A pattern alternative ending in free
+    digits (``[2-9]\\d{6}``) leaves those out of the decision; the area code needs the most
+    digits any alternative that can apply to it needs (Barbados' and Jamaica's patterns
+    look at the 7th digit, US personal numbers in 52x at the 6th, most at the 4th)."""
+    depth = dict.fromkeys((str(npa) for npa in range(200, 1000)), 0)
+    for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE[1]:
+        metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+        if metadata is None:
+            return dict.fromkeys(depth, 10)
+        leading = re.compile(metadata.leading_digits) if metadata.leading_digits else None
+        area_codes = [
+            npa
+            for npa in depth
+            if leading is None or any(leading.match(f"{npa}{d}000000") for d in range(10))
+        ]
+        for name in _DESCS:
+            desc = getattr(metadata, name)
+            if desc is None or desc.national_number_pattern is None:
+                continue
+            for alternative in _alternatives(desc.national_number_pattern):
+                prefix, digits = _depth(alternative)
+                for npa in area_codes:
+                    if npa.startswith(prefix) if len(prefix) <= 3 else prefix.startswith(npa):
+                        depth[npa] = max(depth[npa], digits)
+    return depth
+
+
+@lru_cache(maxsize=1 << 16)
+def _nanp_prefix_valid(prefix: str) -> bool:
+    number = phonenumbers.PhoneNumber(country_code=1, national_number=int(prefix.ljust(10, "0")))
+    return bool(phonenumbers.is_valid_number(number))
+
+
+def _nanp_valid(national: str) -> bool:
+    digits = nanp_decisive_digits().get(national[:3], 10)
+    if digits > MAX_MEMO_DIGITS:
+        number = phonenumbers.PhoneNumber(country_code=1, national_number=int(national))
+        return bool(phonenumbers.is_valid_number(number))
+    return _nanp_prefix_valid(national[: max(digits, 3)])
+
+
+def phone_e164(text: str) -> tuple[str | None, str]:
+    """The E.164 form of a directory phone (a number without ``+`` is read as a US number),
+    else None and why. Plain NANP forms (``4155552671``, ``(415) 555-2671``, ``1-415-…``,
+    ``+1 415 …``) skip the general parser: the same result, several times faster."""
+    digits = text.translate(_PHONE_SEPARATORS)
+    national = None
+    if digits.isascii() and digits.lstrip("+").isdigit():
+        if len(digits) == 10 and digits[0] != "+":
+            national = digits
+        elif len(digits) == 11 and digits[0] == "1":
+            national = digits[1:]
+        elif len(digits) == 12 and digits.startswith("+1"):
+            national = digits[2:]
+    if national is not None and national[0] > "1":
+        if _nanp_valid(national):
+            return "+1" + national, ""
+        return None, "not a valid phone number"
+    try:
+        parsed = phonenumbers.parse(text, "US")
+    except phonenumbers.NumberParseException:
+        return None, "not a phone number"
+    if parsed.extension:
+        return None, "a number with an extension"
+    if not phonenumbers.is_valid_number(parsed):
+        return None, "not a valid phone number"
+    e164: str = phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
+    return e164, ""
+
+
+@lru_cache(maxsize=1024)
+def _phone_type(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    return normalise_type(value)
+
+
+def _phones_json(
+    phones: Sequence[tuple[str, str | None]], line: int, counts: DirectoryCounts
+) -> str:
+    """The row's valid phones as the table's JSON, ``[{"number": E.164, "type": …}]``, in the
+    JSON library's default layout (as SQLAlchemy writes it), each number once."""
+    entries: dict[str, str | None] = {}
+    for raw, kind in phones:
+        counts.phones += 1
+        number, reason = phone_e164(raw)
+        if number is None:
+            counts.reject_phone(line, raw, reason)
+        elif entries.get(number) is None:
+            entries[number] = kind
+    if not entries:
+        counts.rows_without_phones += 1
+        return "[]"
+    # Numbers are "+" and digits and types come from a fixed set: nothing to escape.
+    items = [
+        f'{{"number": "{n}", "type": "{k}"}}' if k else f'{{"number": "{n}", "type": null}}'
+        for n, k in entries.items()
+    ]
+    return "[" + ", ".join(items) + "]"
+
+
+def _phones_cell(text: str) -> list[tuple[str, str | None]]:
+    """``number:type;number:type`` (the type optional) as (number, type) pairs."""
+    found: list[tuple[str, str | None]] = []
+    for part in text.split(";"):
+        number, colon, kind = part.rpartition(":")
+        if not colon:
+            number, kind = kind, ""
+        if number.strip():
+            found.append((number.strip(), _phone_type(kind)))
+    return found
+
+
+# -- rows -------------------------------------------------------------------------------------
+
+
+class _RowError(ValueError):
+    pass
+
+
+def _digest(kind: str, key: str) -> str:
+    return f"{kind}:" + hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+
+
+def _company_evidence(values: Sequence[str | None]) -> str | None:
+    name = company_name_key(values[_COMPANY])
+    if name:
+        return "name:" + name
+    for value in (values[_WEBSITE], values[_EMAIL]):
+        domain = company_domain(value)
+        if domain:
+            return "domain:" + domain
+    page = company_linkedin_slug(values[_COMPANY_PAGE])
+    return "page:" + page if page else None
+
+
+def build_row(
+    record_id: str | None,
+    values: Sequence[str | None],
+    phones: Sequence[tuple[str, str | None]],
+    line: int,
+    counts: DirectoryCounts,
+) -> Row:
+    """The table row of one record (``values`` in ``FIELDS`` order, stripped, empty as
+    None); raises _RowError when the row is invalid."""
+    if record_id is not None and len(record_id) > MAX_ID:
+        raise _RowError(f"id is longer than {MAX_ID} characters")
+    if max(map(len, filter(None, values)), default=0) > min(WIDTHS):
+        for name, value, width in zip(FIELDS, values, WIDTHS, strict=True):
+            if value is not None and len(value) > width:
+                raise _RowError(f"{name} is longer than {width} characters")
+    # The keys of matching.lookup_keys, from the fields at hand.
+    email = email_key(values[_EMAIL])
+    linkedin = linkedin_slug(values[_LINKEDIN])
+    last_name = last_name_key(values[_LAST])
+    if record_id is None:
+        if linkedin is not None:
+            record_id = _digest("li", linkedin)
+        elif email is not None:
+            record_id = _digest("em", email)
+    if linkedin is None and email is None:
+        first = "".join(name_tokens(values[_FIRST]))
+        company = _company_evidence(values) if first and last_name else None
+        if company is None:
+            raise _RowError(_NO_IDENTITY)
+        record_id = record_id or _digest("nc", f"{first}|{last_name}|{company}")
+    return (record_id, *values, _phones_json(phones, line, counts), email, linkedin, last_name)
+
+
+# -- blocks of lines --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """Where a CSV file's fields and phones are. Rows are padded to ``width`` + 1 cells, so
+    that ``width`` is the position of an empty cell (for columns the file lacks)."""
+
+    width: int
+    id_at: int
+    positions: tuple[int, ...]  # in FIELDS order
+    phones: tuple[tuple[int, str | None, int], ...]  # (position, fixed type, type position)
+    phones_cell: int
+
+
+def csv_layout(header: Sequence[str]) -> tuple[CsvLayout, tuple[str, ...]]:
+    """The layout of a CSV file with this header, and the columns it ignores."""
+    keys = [_column_key(name) for name in header]
+    width = len(keys)
+    position: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        position.setdefault(key, index)
+    used: set[int] = set()
+
+    def find(name: str) -> int:
+        for alias in _FIELD_NAMES[name]:
+            if alias in position:
+                used.add(position[alias])
+                return position[alias]
+        return width
+
+    id_at = find("id")
+    positions = tuple(find(name) for name in FIELDS)
+    phones: list[tuple[int, str | None, int]] = []
+    for index, key in enumerate(keys):
+        if key in _TYPED_PHONES:
+            phones.append((index, _TYPED_PHONES[key], width))
+            used.add(index)
+            continue
+        slot = _PHONE_SLOT.fullmatch(key)
+        if slot is not None and index == position[key]:
+            type_at = position.get(f"phone{slot.group(1)}type", width)
+            if slot.group(1) == "1" and type_at == width:
+                type_at = position.get("phonetype", width)
+            phones.append((index, None, type_at))
+            used.update((index, type_at))
+    phones_cell = position.get("phones", width)
+    used.add(phones_cell)
+    present = {name for name, at in zip(FIELDS, positions, strict=True) if at < width}
+    identifying = id_at < width or bool({"email", "linkedInUrl"} & present)
+    named = {"firstName", "lastName"} <= present and bool(
+        {"company", "website", "companyLinkedInUrl"} & present
+    )
+    if not identifying and not named:
+        raise FileFormatError(
+            "a directory file needs a header naming its columns, with at least id, email, "
+            "linkedInUrl, or firstName, lastName and company (or website or "
+            "companyLinkedInUrl)"
+        )
+    ignored = tuple(
+        name.strip() for index, name in enumerate(header) if index not in used and name.strip()
+    )
+    layout = CsvLayout(width, id_at, positions, tuple(phones), phones_cell)
+    return layout, ignored[:MAX_IGNORED]
+
+
+@dataclass
+class BlockResult:
+    rows: list[Row]
+    counts: DirectoryCounts
+    layout: CsvLayout | None
+    # False when a CSV block ended inside a quoted field: it must be read again with the next.
+    clean: bool = True
+    # The rows packed with marshal, as a worker process hands them back (a third of pickle's
+    # cost for tuples of strings).
+    packed: bytes | None = None
+
+    def unpacked(self) -> list[Row]:
+        if self.packed is None:
+            return self.rows
+        rows: list[Row] = marshal.loads(self.packed)
+        return rows
+
+
+def _ready() -> None:
+    """A worker's first task: its answer shows it has started."""
+
+
+def parse_packed(
+    kind: str, layout: CsvLayout | None, first_line: int, data: bytes, final: bool
+) -> BlockResult:
+    """``parse_block`` in a worker process: the rows packed."""
+    result = parse_block(kind, layout, first_line, data, final)
+    result.packed, result.rows = marshal.dumps(result.rows), []
+    return result
+
+
+def _physical_lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def parse_block(
+    kind: str, layout: CsvLayout | None, first_line: int, data: bytes, final: bool
+) -> BlockResult:
+    """The rows of a block of whole lines of the file, which start at line ``first_line``;
+    ``final`` for the file's last block. A CSV block before the header finds it."""
+    counts = DirectoryCounts(lines=_physical_lines(data))
+    text = data.decode("utf-8", errors="replace")
+    if first_line == 1:
+        text = text.removeprefix("\ufeff")
+    if kind == "jsonl":
+        return BlockResult(_jsonl_block(text, first_line, counts), counts, None)
+    return _csv_block(text, first_line, layout, counts, final)
+
+
+class _Lines:
+    """A block's lines for ``csv.reader``, which takes from where the caller stopped."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.at = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.at >= len(self.lines):
+            raise StopIteration
+        self.at += 1
+        return self.lines[self.at - 1] + "\n"
+
+
+def _csv_block(
+    text: str, first_line: int, layout: CsvLayout | None, counts: DirectoryCounts, final: bool
+) -> BlockResult:
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    if not final:
+        lines.append(_SENTINEL)
+    feed = _Lines(lines)
+    reader = csv.reader(feed)
+    rows: list[Row] = []
+    clean = final
+    try:
+        while feed.at < len(lines):
+            line = first_line + feed.at
+            body = lines[feed.at]
+            if body.endswith("\r"):
+                body = body[:-1]
+            if '"' in body or "\r" in body:
+                cells = next(reader)  # quoted: the csv module reads the whole record
+            else:
+                # Without quotes, a record is its line, and its cells what commas part.
+                feed.at += 1
+                cells = body.split(",")
+                if not final and body == _SENTINEL and feed.at == len(lines):
+                    clean = True
+                    break
+            head = cells[0].lstrip() if cells else ""
+            if head.startswith("#") or (not head and not "".join(cells).strip()):
+                counts.skipped += 1
+                continue
+            if layout is None:
+                counts.skipped += 1
+                layout, counts.ignored_columns = csv_layout(cells)
+                continue
+            width = layout.width
+            if len(cells) <= width:
+                cells += [""] * (width + 1 - len(cells))
+            values = [cells[at].strip() or None for at in layout.positions]
+            phones: list[tuple[str, str | None]] = []
+            for at, fixed, type_at in layout.phones:
+                number = cells[at].strip()
+                if number:
+                    phones.append((number, fixed or _phone_type(cells[type_at])))
+            listed = cells[layout.phones_cell]
+            if listed:
+                phones += _phones_cell(listed)
+            try:
+                row = build_row(cells[layout.id_at].strip() or None, values, phones, line, counts)
+            except _RowError as exc:
+                counts.reject(line, ",".join(cells[:width]), str(exc))
+                continue
+            counts.accepted += 1
+            rows.append(row)
+    except (csv.Error, StopIteration) as exc:
+        if not final:
+            return BlockResult([], counts, layout, clean=False)
+        raise FileFormatError(f"line {first_line + feed.at - 1}: {exc}") from exc
+    return BlockResult(rows, counts, layout, clean)
+
+
+def _json_text(record: dict[str, Any], name: str) -> str | None:
+    value = record.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _RowError(f"{name} must be a string")
+    return str(value).strip() or None
+
+
+def _json_phones(record: dict[str, Any], by_key: dict[str, str]) -> list[tuple[str, str | None]]:
+    """A JSON Lines record's phones: its ``phones`` list, then its phone keys."""
+    phones: list[tuple[str, str | None]] = []
+    listed = record.get(by_key["phones"]) if "phones" in by_key else None
+    if listed is not None:
+        if not isinstance(listed, list):
+            raise _RowError("phones must be a list of {number, type} objects")
+        for entry in listed:
+            if isinstance(entry, str | int) and not isinstance(entry, bool):
+                number, kind = str(entry), None
+            elif isinstance(entry, dict):
+                number = _json_text(entry, "number") or ""
+                kind = _phone_type(_json_text(entry, "type"))
+            else:
+                raise _RowError("phones must be a list of {number, type} objects")
+            if number.strip():
+                phones.append((number.strip(), kind))
+    for folded, key in by_key.items():
+        if folded in _TYPED_PHONES:
+            typed = _json_text(record, key)
+            if typed:
+                phones.append((typed, _TYPED_PHONES[folded]))
+        elif _PHONE_SLOT.fullmatch(folded):
+            slotted = _json_text(record, key)
+            if slotted:
+                type_key = by_key.get(folded + "type")
+                kind = None if type_key is None else _json_text(record, type_key)
+                phones.append((slotted, _phone_type(kind)))
+    return phones
+
+
+def _jsonl_block(text: str, first_line: int, counts: DirectoryCounts) -> list[Row]:
+    rows: list[Row] = []
+    ignored: dict[str, None] = {}
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    for line, line_text in enumerate(lines, start=first_line):
+        if not line_text.strip():
+            counts.skipped += 1
+            continue
+        try:
+            record = json.loads(line_text)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            counts.reject(line, line_text, "not a JSON object")
+            continue
+        by_key = {_column_key(key): key for key in record}
+        try:
+            values = []
+            for name in FIELDS:
+                key = next((by_key[a] for a in _FIELD_NAMES[name] if a in by_key), None)
+                values.append(None if key is None else _json_text(record, key))
+            id_key = next((by_key[a] for a in _FIELD_NAMES["id"] if a in by_key), None)
+            record_id = None if id_key is None else _json_text(record, id_key)
+            row = build_row(record_id, values, _json_phones(record, by_key), line, counts)
+        except _RowError as exc:
+            counts.reject(line, line_text, str(exc))
+            continue
+        for folded, key in by_key.items():
+            if folded not in _KNOWN_KEYS and not _PHONE_KEY.fullmatch(folded):
+                ignored.setdefault(key, None)
+        counts.accepted += 1
+        rows.append(row)
+    counts.ignored_columns = tuple(ignored)[:MAX_IGNORED]
+    return rows
+
+
+def file_format(path: Path) -> str:
+    """``jsonl`` for ``.jsonl``, ``.ndjson`` and ``.json`` files, ``csv`` for ``.csv``; any
+    other name by its first character that is not blank: ``{`` is JSON Lines."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    with path.open("rb") as handle:
+        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "jsonl" if head.startswith(b"{") else "csv"
+
+
+def _cut(data: bytes, kind: str) -> int:
+    """Where a block of ``data`` ends: after its last line feed (CSV: the last one outside
+    quotes, as far as an even number of quote characters before it shows); -1 for none."""
+    cut = data.rfind(b"\n")
+    if kind != "csv" or cut < 0:
+        return cut
+    odd = data.count(b'"', 0, cut) % 2
+    while odd and cut >= 0:
+        earlier = data.rfind(b"\n", 0, cut)
+        odd ^= data.count(b'"', earlier + 1, cut) % 2
+        cut = earlier
+    return cut
+
+
+@dataclass(frozen=True)
+class _Block:
+    data: bytes
+    first_line: int
+    end: int  # the file position after it
+    final: bool
+
+
+def _blocks(handle: IO[bytes], kind: str, block_bytes: int) -> Iterator[_Block]:
+    """The file in blocks of whole lines of about ``block_bytes`` bytes; the last one, final,
+    holds what follows the last line feed (often nothing)."""
+    carry = b""
+    line = 1
+    position = 0
+    while chunk := handle.read(block_bytes):
+        position += len(chunk)
+        data = carry + chunk
+        cut = _cut(data, kind)
+        if cut < 0:
+            if len(data) > MAX_LINE_BYTES:
+                raise FileFormatError(
+                    f"line {line}: longer than {MAX_LINE_BYTES >> 20} MiB (CSV: or an "
+                    "unterminated quoted field)"
+                )
+            carry = data
+            continue
+        block, carry = data[: cut + 1], data[cut + 1 :]
+        yield _Block(block, line, position - len(carry), final=False)
+        line += block.count(b"\n")
+    yield _Block(carry, line, position, final=True)
+
+
+def _pool_size(size: int, workers: int | None) -> int:
+    if workers is not None:
+        return workers
+    if size < POOL_MIN_BYTES:
+        return 0
+    # One core stays for this process, which writes (SQLite: in this process).
+    return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) - 1))
+
+
+class _BlockParser:
+    """Parses a file's blocks in order: in ``workers`` processes (none: here), each CSV block
+    once the header is known; a CSV block cut through a quoted field is parsed again joined
+    with the next."""
+
+    def __init__(self, handle: IO[bytes], kind: str, block_bytes: int) -> None:
+        self.kind = kind
+        self.blocks = _blocks(handle, kind, block_bytes)
+        self.layout: CsvLayout | None = None
+        self.pending: deque[tuple[_Block, Future[BlockResult] | None]] = deque()
+
+    def results(self, workers: int) -> Iterator[tuple[BlockResult, int]]:
+        """(parsed block, file position after it), in file order."""
+        with ExitStack() as stack:
+            pool = None
+            ready: Future[None] | None = None
+            if workers > 0:
+                context = multiprocessing.get_context("spawn")
+                pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=context))
+                # A worker takes a second or two to start; until one answers, blocks are
+                # parsed here.
+                ready = pool.submit(_ready)
+            for block in self.blocks:
+                if pool is None or not ready or not ready.done() or self.layout is None:
+                    self.pending.append((block, None))
+                else:
+                    args = (self.kind, self.layout, block.first_line, block.data, block.final)
+                    self.pending.append((block, pool.submit(parse_packed, *args)))
+                # Enough blocks in flight to keep the workers busy while a batch is written.
+                if len(self.pending) >= (IN_FLIGHT_BLOCKS if pool else 1):
+                    yield self._settle()
+            while self.pending:
+                yield self._settle()
+
+    def _parse(self, block: _Block) -> BlockResult:
+        return parse_block(self.kind, self.layout, block.first_line, block.data, block.final)
+
+    def _settle(self) -> tuple[BlockResult, int]:
+        block, future = self.pending.popleft()
+        result = self._parse(block) if future is None else future.result()
+        while not result.clean:
+            if self.pending:
+                following, later = self.pending.popleft()
+                if later is not None:
+                    later.cancel()
+            else:
+                following = next(self.blocks)
+            block = _Block(
+                block.data + following.data, block.first_line, following.end, following.final
+            )
+            result = self._parse(block)
+        if result.layout is not None:
+            self.layout = result.layout
+        return result, block.end
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+_VALUES = COLUMNS[1:]
+
+
+def _sqlite_timestamp(now: datetime) -> str:
+    # SQLAlchemy's layout of a naive UTC datetime on SQLite.
+    return now.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+class _Writer:
+    """Upserts batches of rows with distinct ids, counting new, changed and unchanged ones;
+    the records it adds or changes take ``now`` as their ``updated_at``."""
+
+    def __init__(self, conn: _Connection, now: datetime) -> None:
+        self.conn = conn
+        self.now = now
+        self.imported = self.updated = self.unchanged = 0
+        updates = ", ".join(f"{c} = excluded.{c}" for c in (*_VALUES, "updated_at"))
+        if conn.sqlite is not None:
+            # The email and LinkedIn indexes are written at random: a roomy cache for them.
+            conn.sqlite.execute("PRAGMA cache_size=-131072")
+            changed = (
+                "(" + ", ".join(f"{TABLE}.{c}" for c in _VALUES) + ") IS NOT ("
+                + ", ".join(f"excluded.{c}" for c in _VALUES) + ")"
+            )  # fmt: skip
+            # The time is a literal of our own making: nothing to bind for it on every row.
+            self.upsert = (
+                f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}, updated_at) "
+                f"VALUES ({', '.join('?' for _ in COLUMNS)}, '{_sqlite_timestamp(now)}') "
+                f"ON CONFLICT (id) DO UPDATE SET {updates} WHERE {changed}"
+            )
+        else:
+            assert conn.postgres is not None
+            columns = ", ".join(f"{c} {'json' if c == 'phones' else 'text'}" for c in COLUMNS)
+            conn.postgres.execute(
+                f"CREATE TEMPORARY TABLE IF NOT EXISTS directory_import ({columns}) "
+                "ON COMMIT DELETE ROWS"
+            )
+            # json has no equality: compare the text, which is what was written.
+            mine = ", ".join(f"{TABLE}.{c}" + ("::text" if c == "phones" else "") for c in _VALUES)
+            theirs = ", ".join(
+                f"excluded.{c}" + ("::text" if c == "phones" else "") for c in _VALUES
+            )
+            self.upsert = (
+                f"WITH written AS (INSERT INTO {TABLE} ({', '.join(COLUMNS)}, updated_at) "
+                f"SELECT {', '.join(COLUMNS)}, %s FROM directory_import ORDER BY id "
+                f"ON CONFLICT (id) DO UPDATE SET {updates} "
+                f"WHERE ({mine}) IS DISTINCT FROM ({theirs}) RETURNING (xmax = 0) AS added) "
+                "SELECT count(*) FILTER (WHERE added), count(*) FILTER (WHERE NOT added) "
+                "FROM written"
+            )
+
+    def write(self, rows: list[Row]) -> None:
+        if self.conn.sqlite is not None:
+            lite = self.conn.sqlite
+            # In email order: of the table's indexes, the email index is the largest written
+            # at random, and this order cut a 1M-row import's writing by a tenth (by id: 3 %).
+            rows.sort(key=_email_order)
+            with _sqlite_transaction(lite):
+                # A new row takes a rowid above the largest (we hold the write lock), while
+                # an updated one keeps its own: the rows above the old largest are the new.
+                (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
+                changed = lite.executemany(self.upsert, rows).rowcount
+                (added,) = lite.execute(
+                    f"SELECT count(*) FROM {TABLE} WHERE rowid > ?", (top,)
+                ).fetchone()
+            updated = changed - added
+        else:
+            assert self.conn.postgres is not None
+            pg = self.conn.postgres
+            with pg.transaction(), pg.cursor() as cursor:
+                copy_sql = f"COPY directory_import ({', '.join(COLUMNS)}) FROM STDIN"
+                with cursor.copy(copy_sql) as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                cursor.execute(self.upsert, (self.now,))
+                found = cursor.fetchone()
+                assert found is not None
+                added, updated = int(found[0]), int(found[1])
+        self.imported += added
+        self.updated += updated
+        self.unchanged += len(rows) - added - updated
+
+
+_EMAIL_KEY_AT = COLUMNS.index("email_key")
+
+
+def _email_order(row: Row) -> str:
+    return row[_EMAIL_KEY_AT] or ""
+
+
+def import_directory(
+    url: str,
+    path: Path,
+    *,
+    progress: Progress = no_progress,
+    batch_rows: int = BATCH_ROWS,
+    block_bytes: int = BLOCK_BYTES,
+    workers: int | None = None,
+) -> DirectoryReport:
+    """Imports a directory file (CSV or JSON Lines, see the module's documentation) into
+    ``directory_people``; ``progress`` hears ("reading", bytes read, file size). ``workers``:
+    processes that parse (0: none, this one parses; default: by the file's size and CPUs)."""
+    started = time.perf_counter()
+    kind = file_format(path)
+    counts = DirectoryCounts()
+    size = max(1, path.stat().st_size)
+    with _connect(url) as conn, path.open("rb") as handle:
+        writer = _Writer(conn, datetime.now(UTC))
+        parser = _BlockParser(handle, kind, block_bytes)
+
+        def batches() -> Iterator[tuple[list[Row], int]]:
+            batch: dict[str, Row] = {}
+            position = 0
+            # The first batches are smaller, so that writing starts early.
+            limit = max(1, batch_rows // 8)
+            for result, position in parser.results(_pool_size(size, workers)):
+                counts.add(result.counts)
+                for row in result.unpacked():
+                    record_id = row[0]
+                    assert record_id is not None
+                    # An id given again starts a new batch: each row counts once, in order.
+                    if len(batch) >= limit or record_id in batch:
+                        yield list(batch.values()), position
+                        batch = {}
+                        limit = min(batch_rows, 2 * limit)
+                    batch[record_id] = row
+            if batch:
+                yield list(batch.values()), position
+
+        # Parsed results are gathered into batches on a helper thread while this one writes
+        # (the driver lets go of the interpreter while the database works).
+        with _prefetching(batches()) as ready:
+            for rows, position in ready:
+                writer.write(rows)
+                progress("reading", position, size)
+        if kind == "csv" and parser.layout is None:
+            csv_layout([])  # no header at all: raises, saying what the file needs
+        if conn.postgres is not None:
+            _analyze(conn.postgres, TABLE)
+        progress("reading", size, size)
+    return DirectoryReport(
+        counts=counts,
+        format=kind,
+        imported=writer.imported,
+        updated=writer.updated,
+        unchanged=writer.unchanged,
+        seconds=time.perf_counter() - started,
+    )
