@@ -661,17 +661,20 @@ def _jsonl_block(text: str, first_line: int, counts: DirectoryCounts) -> list[Ro
     return rows
 
 
+def _first_character(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+
+
 def file_format(path: Path) -> str:
     """``jsonl`` for ``.jsonl``, ``.ndjson`` and ``.json`` files, ``csv`` for ``.csv``; any
-    other name by its first character that is not blank: ``{`` is JSON Lines."""
+    other name by its first character that is not blank: ``{`` or ``[`` is JSON."""
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
         return "jsonl"
     if suffix == ".csv":
         return "csv"
-    with path.open("rb") as handle:
-        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    return "jsonl" if head.startswith(b"{") else "csv"
+    return "jsonl" if _first_character(path) in (b"{", b"[") else "csv"
 
 
 def _cut(data: bytes, kind: str) -> int:
@@ -891,6 +894,10 @@ def import_directory(
     processes that parse (0: none, this one parses; default: by the file's size and CPUs)."""
     started = time.perf_counter()
     kind = file_format(path)
+    if kind == "jsonl" and _first_character(path) == b"[":
+        raise FileFormatError(
+            "a JSON array: a directory file in JSON is JSON Lines, one object per line"
+        )
     counts = DirectoryCounts()
     size = max(1, path.stat().st_size)
     with _connect(url) as conn, path.open("rb") as handle:

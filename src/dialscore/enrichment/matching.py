@@ -50,11 +50,12 @@ FIRST_MIDDLE_NAME = 0.01  # "John Michael" / "John"
 FIRST_NICKNAME = 0.02  # "Bob" / "Robert", "Sara" / "Sarah"
 FIRST_ONE_TYPO = 0.04
 FIRST_TWO_TYPOS = 0.07
-FIRST_INITIAL = 0.10  # "J." / "John": on its own, below the default threshold
+FIRST_INITIAL = 0.07  # "J." / "John": only with all else exact does it reach 0.9
 LAST_COMPOUND = 0.03  # "Garcia Lopez" / "Garcia"
 LAST_ONE_TYPO = 0.05
 LAST_TWO_TYPOS = 0.08
 COMPANY_SIMILAR = 0.04  # a near name ("Acme Software" / "Acme"), or a domain's name
+COMPANY_PREFIX = 0.06  # a name's first words ("Flux" / "Flux Dental"): short form or namesake
 COMPANY_OTHER_DOMAIN = 0.05  # both have domains, none shared
 COMPANY_OTHER_PAGE = 0.03  # both have company LinkedIn pages, different ones
 COMPANY_OTHER_NAME = 0.02  # matched by domain or page, yet the names differ
@@ -166,6 +167,7 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "eric": ("erik", "rick", "ricky"),
     "eugene": ("gene",),
     "francis": ("frank", "frankie", "fran"),
+    "franklin": ("frank", "frankie"),
     "frances": ("fran", "frannie", "francesca", "franziska"),
     "francisco": ("frank", "paco", "pancho", "cisco", "fran", "francesco", "franco"),
     "frederick": ("fred", "freddie", "freddy", "fritz", "frederic", "friedrich", "rick"),
@@ -178,12 +180,13 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "henry": ("hank", "harry", "hal", "henri", "heinrich", "enrique", "enrico"),
     "isabella": ("bella", "izzy", "isabel", "isabelle", "isobel"),
     "jacob": ("jake", "jakob", "jacques", "jakub", "kuba"),
+    "jacqueline": ("jackie", "jacky", "jacquelyn", "jaqueline"),
     "james": ("jim", "jimmy", "jamie", "jimbo", "diego", "jaime", "santiago"),
     "jennifer": ("jen", "jenny", "jenn", "jennie"),
     "jessica": ("jess", "jessie", "jessi"),
     "john": ("jon", "johnny", "jack", "jonny", "johann", "johannes", "hans", "juan", "jan",
              "giovanni", "ivan", "sean", "shaun", "shawn", "ian", "joao"),
-    "jonathan": ("jon", "jonny", "johnny", "nathan", "jonathon"),
+    "jonathan": ("jon", "jonny", "johnny", "jonathon"),
     "joseph": ("joe", "joey", "jo", "jose", "josef", "giuseppe", "pepe", "beppe"),
     "joshua": ("josh",),
     "judith": ("judy", "judi", "jude"),
@@ -197,14 +200,17 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "louise": ("lou", "lulu", "louisa", "luisa"),
     "margaret": ("maggie", "meg", "peggy", "marge", "margie", "greta", "margarita",
                  "marguerite", "margot", "molly", "daisy", "rita"),
+    "mary": ("molly", "polly", "mae", "mamie"),
     "matthew": ("matt", "matty", "mathew", "matthias", "mateo", "matteo", "mathieu"),
     "michael": ("mike", "mikey", "mick", "mickey", "micky", "michel", "miguel", "michele",
                 "mikhail", "misha", "mikael", "mikko"),
     "michelle": ("shelly", "michele", "chelle"),
+    "natalie": ("nat", "natty", "nathalie", "natalia"),
     "nathan": ("nate", "nat"),
     "nathaniel": ("nate", "nat", "nathan"),
     "nicholas": ("nick", "nicky", "nico", "nicolas", "nicola", "nikolai", "niklas", "klaus"),
     "nicole": ("nikki", "nicky", "nichole", "nicolette"),
+    "pamela": ("pam", "pammy"),
     "patricia": ("pat", "patty", "patsy", "trish", "tricia", "patrizia"),
     "patrick": ("pat", "paddy", "patrice", "patricio", "rick"),
     "peter": ("pete", "pedro", "pierre", "pietro", "piotr", "petr"),
@@ -212,6 +218,7 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "raymond": ("ray", "raymundo", "ramon"),
     "rebecca": ("becky", "becca", "bex"),
     "richard": ("rich", "rick", "ricky", "dick", "richie", "rico", "ricardo", "riccardo"),
+    "roberta": ("bobbie", "bobbi", "robbie", "berta"),
     "robert": ("rob", "bob", "bobby", "robbie", "bert", "roberto", "robin", "rupert"),
     "ronald": ("ron", "ronnie", "ronny"),
     "samantha": ("sam", "sammy", "sami"),
@@ -221,6 +228,7 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "stephen": ("steve", "steven", "stevie", "stefan", "esteban", "stefano", "etienne"),
     "susan": ("sue", "susie", "suzy", "suzanne", "susanne", "susanna"),
     "theodore": ("ted", "teddy", "theo"),
+    "theresa": ("terry", "tess", "tessa", "teresa", "terri", "tracy"),
     "thomas": ("tom", "tommy", "thom", "tomas", "tommaso", "thomaz"),
     "timothy": ("tim", "timmy"),
     "valerie": ("val",),
@@ -538,26 +546,43 @@ def _same_domain(a: str, b: str) -> bool:
     return len(labels) > 2 or (len(labels) == 2 and labels[0] not in _SECOND_LEVELS)
 
 
-def company_names_similar(a: str, b: str) -> bool:
-    """Whether two company name keys (``company_name_key``) likely name the same company
-    without being equal: the same letters ("jp morgan", "jpmorgan"), one the other with
-    descriptive words ("acme", "acme software"), an acronym ("ibm", "international business
-    machines") or a small typo in a longer name."""
-    if a.replace(" ", "") == b.replace(" ", ""):
-        return True
+def company_name_penalty(a: str, b: str) -> float | None:
+    """How much less than certain two company name keys (``company_name_key``) name the same
+    company: 0 when equal; ``COMPANY_SIMILAR`` for the same letters ("jp morgan",
+    "jpmorgan"), one the other with descriptive words ("acme", "acme software"), an acronym
+    ("ibm", "international business machines") or a small typo in a longer name;
+    ``COMPANY_PREFIX`` for one the other's first words ("flux", "flux dental"), which is
+    often a short form and sometimes another company; None otherwise."""
+    if a == b:
+        return 0.0
+    joined_a, joined_b = a.replace(" ", ""), b.replace(" ", "")
+    if joined_a == joined_b:
+        return COMPANY_SIMILAR
     short, long = (a.split(), b.split()) if len(a) <= len(b) else (b.split(), a.split())
-    if (
-        long[: len(short)] == short
-        and max(len(w) for w in short) >= 3
-        and all(w in COMPANY_DESCRIPTORS for w in long[len(short) :])
-    ):
-        return True
+    if long[: len(short)] == short and len("".join(short)) >= 3:
+        if all(w in COMPANY_DESCRIPTORS for w in long[len(short) :]):
+            return COMPANY_SIMILAR
+        if len("".join(short)) >= 4:
+            return COMPANY_PREFIX
     if len(short) == 1 and len(short[0]) >= 3 and len(long) >= 3:
         acronym = "".join(w[0] for w in long if w not in ("and", "of", "the"))
         if acronym == short[0]:
-            return True
-    joined_a, joined_b = a.replace(" ", ""), b.replace(" ", "")
-    return min(len(joined_a), len(joined_b)) >= 6 and fuzz.ratio(joined_a, joined_b) >= 90
+            return COMPANY_SIMILAR
+    if min(len(joined_a), len(joined_b)) >= 6 and fuzz.ratio(joined_a, joined_b) >= 90:
+        return COMPANY_SIMILAR
+    return None
+
+
+def _page_name(slug: str) -> str | None:
+    """The name in a company page's vanity slug: "acme" for "acme-inc" or "acme-536"; None
+    for a numeric page id or a showcase or school page."""
+    if slug.isdigit() or "/" in slug:
+        return None
+    words = [w for w in slug.split("-") if w]
+    while len(words) > 1 and (words[-1].isdigit() or words[-1] in LEGAL_SUFFIXES):
+        words.pop()
+    name = "".join(words)
+    return name if len(name) >= 3 else None
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -590,15 +615,19 @@ def _gendered_pair(a: str, b: str) -> bool:
 def _typo_penalty(
     a: str, b: str, *, shortest: int, two_from: int, one: float, two: float
 ) -> float | None:
-    """The penalty of a small typo between two words (edits and adjacent transpositions), or
-    None: one edit from ``shortest`` letters, two from ``two_from``."""
+    """The penalty of a small typo between two words, or None: one edit (a letter changed,
+    added or dropped, or two neighbours swapped) from ``shortest`` letters, two from
+    ``two_from``; one letter shorter, only a swap, since in short names a changed letter
+    often makes another name ("Mark", "Mary")."""
     size = min(len(a), len(b))
-    if size < shortest:
+    if size < shortest - 1:
         return None
     allowed = 2 if size >= two_from else 1
     distance = OSA.distance(a, b, score_cutoff=allowed)
     if distance > allowed or _gendered_pair(a, b):
         return None
+    if size < shortest and not (len(a) == len(b) and sorted(a) == sorted(b)):
+        return None  # short: a swap of two letters only
     return one if distance == 1 else two
 
 
@@ -616,7 +645,7 @@ def first_name_penalty(a: Sequence[str], b: Sequence[str]) -> float | None:
         return FIRST_INITIAL if x[0] == y[0] else None
     if given_name_forms(x) & given_name_forms(y):
         return FIRST_NICKNAME
-    return _typo_penalty(x, y, shortest=4, two_from=8, one=FIRST_ONE_TYPO, two=FIRST_TWO_TYPOS)
+    return _typo_penalty(x, y, shortest=5, two_from=8, one=FIRST_ONE_TYPO, two=FIRST_TWO_TYPOS)
 
 
 def last_name_penalty(a: Sequence[str], b: Sequence[str]) -> float | None:
@@ -715,10 +744,24 @@ def _profile(person: Person) -> _Profile:
     )
 
 
+def _company_forms(p: _Profile) -> set[str]:
+    """The spellings of a record's company that can be compared across kinds: its name
+    without spaces, its domains' names ("acme" for "acme.co.uk"), its page's vanity name."""
+    forms = {_domain_label(d) for d in p.domains}
+    if p.company_name:
+        forms.add(p.company_name.replace(" ", ""))
+    if p.company_page:
+        forms.add(_page_name(p.company_page) or "")
+    return {f for f in forms if len(f) >= 3}
+
+
 def _company_penalty(q: _Profile, c: _Profile) -> float | None:
     """How much less than certain the two records' companies are the same one; None when
-    nothing shows they are."""
-    strong = similar = False
+    nothing shows they are. The same page, domain or name is sure; a near name, or one
+    kind's name equal to another's ("acme.com", "Acme Inc.", /company/acme), less so; pages,
+    domains or names that differ where the other evidence agrees weaken it."""
+    strong = False
+    weakest: float | None = None  # the best near agreement's penalty
     penalty = 0.0
     if q.company_page and c.company_page:
         if q.company_page == c.company_page:
@@ -728,34 +771,46 @@ def _company_penalty(q: _Profile, c: _Profile) -> float | None:
     if q.domains and c.domains:
         if any(_same_domain(a, b) for a in q.domains for b in c.domains):
             strong = True
-        else:
-            penalty += COMPANY_OTHER_DOMAIN
+        elif not {_domain_label(d) for d in q.domains} & {_domain_label(d) for d in c.domains}:
+            penalty += COMPANY_OTHER_DOMAIN  # acme.com and acme.de: the same firm's sites
     if q.company_name and c.company_name:
-        if q.company_name == c.company_name:
+        named = company_name_penalty(q.company_name, c.company_name)
+        if named == 0.0:
             strong = True
-        elif company_names_similar(q.company_name, c.company_name):
-            similar = True
+        elif named is not None:
+            weakest = named
         elif strong:
             penalty += COMPANY_OTHER_NAME
-    elif not strong:
-        # A name on one side, a domain on the other: "acme.com" may name Acme.
-        for name, domains in ((q.company_name, c.domains), (c.company_name, q.domains)):
-            if name and any(_domain_label(d) == name.replace(" ", "") for d in domains):
-                similar = True
     if strong:
         return penalty
-    return penalty + COMPANY_SIMILAR if similar else None
+    if _company_forms(q) & _company_forms(c):
+        weakest = COMPANY_SIMILAR
+    return None if weakest is None else penalty + weakest
+
+
+def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
+    """Whether two names could be one person's, loosely: for records that share an email
+    or a profile, a typo in a short name or a shortened one ("Gar", "Gary") is no conflict."""
+    if not a or not b:
+        return True
+    penalty = first_name_penalty(a, b) if first else last_name_penalty(a, b)
+    if penalty is not None:
+        return True
+    x, y = "".join(a), "".join(b)
+    if x.startswith(y) or y.startswith(x):
+        return True
+    return OSA.distance(x, y, score_cutoff=2) <= (1 if min(len(x), len(y)) < 6 else 2)
 
 
 def _identifier_confidence(base: float, q: _Profile, c: _Profile) -> float:
     """An email or profile match, weakened when both records name the person differently."""
-    first = first_name_penalty(q.first, c.first) if q.first and c.first else 0.0
-    last = last_name_penalty(q.last, c.last) if q.last and c.last else 0.0
-    if first is None and last is None:
+    first = _compatible(q.first, c.first, first=True)
+    last = _compatible(q.last, c.last, first=False)
+    if not first and not last:
         return min(base, IDENTIFIER_OTHER_NAME)
-    if first is None:
+    if not first:
         return min(base, IDENTIFIER_OTHER_FIRST_NAME)
-    if last is None:
+    if not last:
         return min(base, IDENTIFIER_OTHER_LAST_NAME)
     return base
 

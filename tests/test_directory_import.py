@@ -1,0 +1,388 @@
+"""The directory import: phones and the NANP shortcut, blocks of lines (quoted fields across
+them, worker processes), the loader on SQLite and PostgreSQL, and ``dialscore import
+directory`` run as a real command, checked against the rows in the database."""
+
+# The cli fixture comes from tests.test_imports, and tests take it as a parameter.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import phonenumbers
+import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from dialscore.enrichment import directory
+from dialscore.enrichment.matching import Person, lookup_keys
+from dialscore.kit.db import sync_url
+from dialscore.models import DirectoryPerson
+from dialscore.scoring.imports import FileFormatError
+from tests.test_imports import Cli, cli, rows_of  # noqa: F401  (cli: the fixture)
+
+
+def digest(kind: str, key: str) -> str:
+    """A derived record id, as the import documents it."""
+    return f"{kind}:" + hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+
+
+def phones_of(value: Any) -> Any:
+    """The phones column as Python (SQLite hands back its JSON text)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+# -- phones -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "e164"),
+    [
+        ("(415) 555-2671", "+14155552671"),
+        ("415-555-2671", "+14155552671"),
+        ("415.555.2671", "+14155552671"),
+        ("415 555 2671", "+14155552671"),
+        ("4155552671", "+14155552671"),
+        ("1-415-555-2671", "+14155552671"),
+        ("14155552671", "+14155552671"),
+        ("+1 (415) 555-2671", "+14155552671"),
+        ("+14155552671", "+14155552671"),
+        ("+44 20 7946 0000", "+442079460000"),
+        ("+49 30 12345678", "+493012345678"),
+        ("0044 20 7946 0000", None),  # not an international prefix from the US
+        ("011 44 20 7946 0000", "+442079460000"),
+        ("12345", None),
+        ("555-0100", None),
+        ("(115) 555-2671", None),
+        ("0155552671", None),
+        ("n/a", None),
+        ("+1 415 555 2671 ext 12", None),
+        ("415-555-2671 x12", None),
+    ],
+)
+def test_phones_in_e164_with_us_as_default(text: str, e164: str | None) -> None:
+    number, reason = directory.phone_e164(text)
+    assert number == e164
+    assert bool(reason) is (e164 is None)
+    if e164 is None and "x" in text:
+        assert reason == "a number with an extension"
+
+
+def test_the_nanp_shortcut_agrees_with_libphonenumber() -> None:
+    """Validity memoised by a number's first digits equals libphonenumber's, number by
+    number, also in the area codes whose patterns look further (Barbados 246, Jamaica 876,
+    US personal numbers 52x, toll-free 800)."""
+    decisive = directory.nanp_decisive_digits()
+    assert decisive["415"] == 4 and decisive["876"] > directory.MAX_MEMO_DIGITS
+    assert decisive["246"] > 4 and decisive["524"] > 4
+    rng = random.Random(7)
+    special = ["246", "876", "658", "520", "523", "524", "800", "809", "441"]
+    numbers = [str(rng.randint(2_000_000_000, 9_999_999_999)) for _ in range(20_000)]
+    numbers += [rng.choice(special) + f"{rng.randrange(10**7):07d}" for _ in range(20_000)]
+    disagreements = [
+        n
+        for n in numbers
+        if directory._nanp_valid(n)
+        != phonenumbers.is_valid_number(
+            phonenumbers.PhoneNumber(country_code=1, national_number=int(n))
+        )
+    ]
+    assert disagreements == []
+    assert any(directory._nanp_valid(n) for n in numbers)
+    assert not all(directory._nanp_valid(n) for n in numbers)
+
+
+# -- blocks -----------------------------------------------------------------------------------
+
+QUOTED = (
+    "# exported 2026-11-22\r\n"
+    "id,firstName,lastName,email,company,title,phone\r\n"
+    'a1,Ann,Lee,ann@acme.com,"Acme, Inc.","Head of\r\nSales, ""EMEA""",4155552671\r\n'
+    "\r\n"
+    'a2,Bob,Ray,bob@acme.com,Acme,"a title\nwith\nthree lines",2125557188\r\n'
+    "a3,Cy,Oh,,,,\r\n"  # invalid: nothing to match by
+    'a4,Di,"Lu",di@acme.com,Acme,"x",6175552142\r\n'
+    "a5,Ed,Wu,ed@acme.com,Acme,plain,+44 20 7946 0000"  # no final line feed
+)
+
+
+def parsed_rows(data: bytes, block_bytes: int) -> tuple[list[Any], directory.DirectoryCounts]:
+    parser = directory._BlockParser(io.BytesIO(data), "csv", block_bytes)
+    rows: list[Any] = []
+    counts = directory.DirectoryCounts()
+    for result, _ in parser.results(0):
+        counts.add(result.counts)
+        rows += result.unpacked()
+    return rows, counts
+
+
+@pytest.mark.parametrize("block_bytes", [1, 7, 33, 64, 1 << 20])
+def test_blocks_never_cut_a_quoted_field(block_bytes: int) -> None:
+    data = QUOTED.encode()
+    whole, whole_counts = parsed_rows(data, 1 << 20)
+    rows, counts = parsed_rows(data, block_bytes)
+    assert rows == whole
+    assert [row[0] for row in rows] == ["a1", "a2", "a4", "a5"]
+    assert rows[0][5] == "Acme, Inc." and rows[0][8] == 'Head of\r\nSales, "EMEA"'
+    assert rows[1][8] == "a title\nwith\nthree lines"
+    assert (counts.lines, counts.skipped, counts.invalid, counts.accepted) == (11, 3, 1, 4)
+    assert counts == whole_counts
+    assert [r.line for r in counts.rejections] == [9]  # after two records of several lines
+
+
+def test_an_unterminated_quote_runs_to_the_end_of_the_file() -> None:
+    data = b'id,email,title\nx1,x@acme.com,"open\nx2,y@acme.com,never closed\n'
+    rows, counts = parsed_rows(data, 8)
+    assert [row[0] for row in rows] == ["x1"]
+    assert rows[0][8] == "open\nx2,y@acme.com,never closed"  # values are trimmed
+    assert counts.accepted == 1
+
+
+def test_a_line_longer_than_the_limit_is_a_file_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(directory, "MAX_LINE_BYTES", 100)
+    with pytest.raises(FileFormatError, match="longer than"):
+        parsed_rows(b"id,email\n" + b"x" * 300 + b"\n", 16)
+
+
+# -- the loader -------------------------------------------------------------------------------
+
+
+def people_csv(count: int) -> str:
+    lines = ["id,firstName,lastName,email,company,notes,phone,phoneType"]
+    for i in range(count):
+        title = f'"line one\nline {i}"' if i % 7 == 0 else "plain"
+        lines.append(f"p{i},Ann{i},Lee,ann{i}@acme.com,Acme,{title},+1415555{i % 10000:04d},cell")
+    return "\n".join(lines) + "\n"
+
+
+def table(url: str) -> list[tuple[Any, ...]]:
+    return rows_of(
+        url,
+        "SELECT id, first_name, email_key, last_name_key, phones FROM directory_people ORDER BY id",
+    )
+
+
+def test_workers_and_blocks_give_the_rows_of_one_pass(database_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "people.csv"
+    path.write_text(people_csv(300))
+    seen: list[int] = []
+
+    def progress(phase: str, done: int, total: int) -> None:
+        assert phase == "reading" and total == path.stat().st_size
+        seen.append(done)
+
+    one = directory.import_directory(database_url, path, workers=0, progress=progress)
+    assert (one.counts.accepted, one.imported, one.counts.ignored_columns) == (300, 300, ("notes",))
+    assert seen == sorted(seen) and seen[-1] == path.stat().st_size
+    expected = table(database_url)
+    assert len(expected) == 300
+    assert phones_of(expected[0][4]) == [{"number": "+14155550000", "type": "mobile"}]
+
+    # Again in blocks of 256 bytes, parsed in a worker process, in batches of 50.
+    again = directory.import_directory(
+        database_url, path, workers=1, block_bytes=256, batch_rows=50
+    )
+    assert (again.imported, again.updated, again.unchanged) == (0, 0, 300)
+    assert again.counts == one.counts
+    assert table(database_url) == expected
+
+
+def test_the_model_reads_the_rows_the_loader_writes(database_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "people.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "firstName": "Zoë",
+                "lastName": "Müller",
+                "email": "Zoe.Muller@Acme.de",
+                "phones": [{"number": "+49 30 12345678", "type": "Direct Dial"}],
+            }
+        )
+        + "\n"
+    )
+    before = datetime.now(UTC)
+    directory.import_directory(database_url, path)
+    engine = create_engine(sync_url(database_url))
+    try:
+        with Session(engine) as session:
+            (person,) = session.scalars(select(DirectoryPerson)).all()
+    finally:
+        engine.dispose()
+    assert person.id == digest("em", "zoe.muller@acme.de")
+    assert (person.first_name, person.last_name, person.last_name_key) == (
+        "Zoë",
+        "Müller",
+        "muller",
+    )
+    assert person.phones == [{"number": "+493012345678", "type": "direct"}]
+    assert person.updated_at.tzinfo is not None
+    assert before.replace(microsecond=0) <= person.updated_at <= datetime.now(UTC)
+
+
+def test_an_id_given_again_in_a_file_takes_the_later_row(database_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "twice.csv"
+    path.write_text("id,email,title\nx,a@acme.com,first\ny,b@acme.com,other\nx,a@acme.com,second\n")
+    report = directory.import_directory(database_url, path)
+    assert (report.imported, report.updated, report.unchanged) == (2, 1, 0)
+    assert rows_of(database_url, "SELECT id, title FROM directory_people ORDER BY id") == [
+        ("x", "second"),
+        ("y", "other"),
+    ]
+
+
+# -- the command, on SQLite and PostgreSQL -----------------------------------------------------
+
+CSV_FILE = (
+    "id,First Name,last_name,Email,LinkedIn URL,Company,Website,Company LinkedIn URL,Title,"
+    "phone,phoneType,phone2,phone2Type,mobilePhone,Notes\n"
+    # 2: an id, every field; the mobile number is the first phone again, kept once
+    "crm-1,José,García-López,Jose.Garcia+crm@Acme.com,https://uk.linkedin.com/in/jose-garcia/?trk=x,"
+    '"Acme, Inc.",https://www.acme.com/,https://www.linkedin.com/company/acme/,CTO,'
+    "(415) 555-2671,Cell,+44 20 7946 0000,work,415-555-2671,vip\n"
+    "# 3: a comment\n"
+    "\n"
+    # 5: no id, a LinkedIn profile: its id is the profile's
+    ",Ann,Lee,,linkedin.com/in/ann-lee-7,Globex,,,,2125557188,,,,,\n"
+    # 6: no id, an email
+    ",Bob,Ray,bob.ray@globex.com,,Globex,,,,,,,,,\n"
+    # 7: no id, a name and company; the phone is not one
+    ",Cleo,O'Brien,,,Initech LLC,,,,12345,mobile,,,,\n"
+    # 8: nothing to match by
+    ",Dee,,,,,,,,6175552142,,,,,\n"
+    # 9: a title longer than its column
+    f"crm-9,Eve,Li,eve@acme.com,,Acme,,,{'x' * 301},,,,,,\n"
+)
+
+
+def test_csv_import_keys_phones_reimport_and_update(cli: Cli) -> None:
+    path = cli.file("people.csv", CSV_FILE)
+    first = cli.ok("import", "directory", path)
+    assert (first["file"], first["format"]) == (str(Path(path).resolve()), "csv")
+    assert (first["read"], first["skipped"], first["rows"], first["invalid"]) == (9, 3, 4, 2)
+    assert (first["imported"], first["updated"], first["unchanged"]) == (4, 0, 0)
+    assert [(e["line"], e["reason"][:16]) for e in first["invalidExamples"]] == [
+        (8, "cannot be matche"),
+        (9, "title is longer "),
+    ]
+    assert (first["phones"], first["invalidPhones"], first["rowsWithoutPhones"]) == (5, 1, 2)
+    assert first["invalidPhoneExamples"] == [
+        {"line": 7, "text": "12345", "reason": "not a valid phone number"}
+    ]
+    assert first["ignoredColumns"] == ["Notes"]
+    assert first["seconds"] >= 0 and first["perSecond"] >= 0
+
+    query = (
+        "SELECT id, first_name, last_name, email, company, title, phones, email_key, "
+        "linkedin_key, last_name_key, updated_at FROM directory_people ORDER BY first_name"
+    )
+    rows = cli.rows(query)
+    assert [row[0] for row in rows] == [
+        digest("li", "ann-lee-7"),
+        digest("em", "bob.ray@globex.com"),
+        digest("nc", "cleo|obrien|name:initech"),
+        "crm-1",
+    ]
+    ann, bob, cleo, jose = rows
+    assert jose[1:6] == ("José", "García-López", "Jose.Garcia+crm@Acme.com", "Acme, Inc.", "CTO")
+    assert phones_of(jose[6]) == [
+        {"number": "+14155552671", "type": "mobile"},
+        {"number": "+442079460000", "type": "direct"},
+    ]
+    assert phones_of(ann[6]) == [{"number": "+12125557188", "type": None}]
+    assert phones_of(cleo[6]) == [] and phones_of(bob[6]) == []
+    for row in rows:
+        keys = lookup_keys(Person(first_name=row[1], last_name=row[2], email=row[3]))
+        assert row[9] == keys.last_name
+    assert jose[7:10] == ("jose.garcia@acme.com", "jose-garcia", "garcialopez")
+    assert ann[7:10] == (None, "ann-lee-7", "lee")
+    assert cleo[7:10] == (None, None, "obrien")
+
+    again = cli.ok("import", "directory", path)
+    assert (again["imported"], again["updated"], again["unchanged"]) == (0, 0, 4)
+    assert cli.rows(query) == rows  # unchanged records keep their updated_at
+
+    # A new title for José and another legal suffix for Initech: updates, same records.
+    changed = cli.file(
+        "changed.csv", CSV_FILE.replace(",CTO,", ",CEO,").replace("Initech LLC", "Initech Inc.")
+    )
+    third = cli.ok("import", "directory", changed)
+    assert (third["imported"], third["updated"], third["unchanged"]) == (0, 2, 2)
+    after = cli.rows(query)
+    assert [row[0] for row in after] == [row[0] for row in rows]
+    assert after[3][5] == "CEO" and after[2][4] == "Initech Inc."
+    assert after[3][10] > jose[10] and after[0][10] == ann[10]
+
+
+def test_json_lines_import(cli: Cli) -> None:
+    records: list[Any] = [
+        {
+            "id": 41,
+            "firstName": "Cleo",
+            "lastName": "Diaz",
+            "linkedInUrl": "https://de.linkedin.com/in/cl%C3%A9o-diaz/",
+            "company": "Initech",
+            "phones": [{"number": "+16175552142", "type": "HQ"}, "(212) 555-7188", {"number": ""}],
+            "phone2": "+44 20 7946 0000",
+            "phone2Type": "mobile",
+            "source": "fair 2026",
+        },
+        {"firstName": "Dan", "lastName": "Ek", "email": "dan@globex.com", "phones": []},
+        {"firstName": ["Eve"], "email": "eve@globex.com"},
+        [1, 2],
+    ]
+    text = "\n".join(json.dumps(r) for r in records) + "\n\nnot json\n"
+    path = cli.file("people.jsonl", text)
+    report = cli.ok("import", "directory", path)
+    assert report["format"] == "jsonl"
+    assert (report["read"], report["skipped"], report["rows"], report["invalid"]) == (6, 1, 2, 3)
+    assert [(e["line"], e["reason"]) for e in report["invalidExamples"]] == [
+        (3, "firstName must be a string"),
+        (4, "not a JSON object"),
+        (6, "not a JSON object"),
+    ]
+    assert report["ignoredColumns"] == ["source"]
+    rows = cli.rows("SELECT id, linkedin_key, phones FROM directory_people ORDER BY id")
+    assert rows[0][:2] == ("41", "cléo-diaz")
+    assert phones_of(rows[0][2]) == [
+        {"number": "+16175552142", "type": "hq"},
+        {"number": "+12125557188", "type": None},
+        {"number": "+442079460000", "type": "mobile"},
+    ]
+    assert rows[1][0] == digest("em", "dan@globex.com") and phones_of(rows[1][2]) == []
+
+    again = cli.ok("import", "directory", path)
+    assert (again["imported"], again["updated"], again["unchanged"]) == (0, 0, 2)
+    assert cli.rows("SELECT count(*) FROM directory_people") == [(2,)]
+
+
+def test_phones_as_one_column(cli: Cli) -> None:
+    path = cli.file(
+        "people.txt",  # no telling suffix: read by its first character
+        "email,phones\nann@acme.com,+14155552671:mobile;(212) 555-7188;bad:direct;:hq\n",
+    )
+    report = cli.ok("import", "directory", path)
+    assert (report["format"], report["rows"], report["invalidPhones"]) == ("csv", 1, 1)
+    (row,) = cli.rows("SELECT phones FROM directory_people")
+    assert phones_of(row[0]) == [
+        {"number": "+14155552671", "type": "mobile"},
+        {"number": "+12125557188", "type": None},
+    ]
+
+
+def test_directory_import_errors(cli: Cli) -> None:
+    missing = str(cli.cwd / "missing.csv")
+    assert f"no such file: {missing}" in cli.error("import", "directory", missing)
+    assert "not a file" in cli.error("import", "directory", str(cli.cwd))
+    headless = cli.file("headless.csv", "name,phone\nAnn Lee,4155552671\n")
+    assert "firstName, lastName and company" in cli.error("import", "directory", headless)
+    comments = cli.file("comments.csv", "# nothing here\n\n")
+    assert "needs a header" in cli.error("import", "directory", comments)
+    array = cli.file("people.json", '[{"email": "ann@acme.com"}]\n')
+    assert "JSON Lines" in cli.error("import", "directory", array)
+    assert cli.rows("SELECT count(*) FROM directory_people") == [(0,)]

@@ -1,0 +1,635 @@
+"""Identity resolution for enrichment, pure: the normalisers behind the lookup keys, names
+(nicknames, accents, typos), companies (legal suffixes, domains, LinkedIn pages), and the
+match rules: strong identifiers, name+company, namesakes, conflicts and the threshold."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dialscore.enrichment.matching import (
+    DEFAULT_MIN_CONFIDENCE,
+    Keys,
+    Match,
+    Person,
+    best_match,
+    company_domain,
+    company_linkedin_slug,
+    company_name_key,
+    company_name_penalty,
+    domain_of,
+    email_key,
+    first_name_similarity,
+    fold,
+    given_name_forms,
+    last_name_key,
+    last_name_similarity,
+    linkedin_slug,
+    lookup_keys,
+    match,
+    name_tokens,
+    normalise_email,
+    person_from_fields,
+)
+
+# -- email ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "email"),
+    [
+        ("jane.doe@acme.com", "jane.doe@acme.com"),
+        ("  Jane.Doe@ACME.com  ", "jane.doe@acme.com"),
+        ("mailto:jane@acme.com", "jane@acme.com"),
+        ("Jane Doe <Jane@Acme.com>", "jane@acme.com"),
+        ("jane+crm@acme.com", "jane@acme.com"),  # +tags: the same mailbox, any domain
+        ("jane.doe+news+x@acme.com", "jane.doe@acme.com"),
+        ("Jane.Doe@gmail.com", "janedoe@gmail.com"),  # Gmail ignores dots
+        ("j.a.n.e.d.o.e+x@googlemail.com", "janedoe@gmail.com"),
+        ("jane@acme.com.", "jane@acme.com"),
+        ("jane_o'neil@acme.co.uk", "jane_o'neil@acme.co.uk"),
+    ],
+)
+def test_emails_normalise(raw: str, email: str) -> None:
+    assert normalise_email(raw) == email
+
+
+def test_dots_are_kept_outside_gmail() -> None:
+    assert normalise_email("j.smith@acme.com") != normalise_email("jsmith@acme.com")
+    assert normalise_email("j.smith@yahoo.com") != normalise_email("jsmith@yahoo.com")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [None, "", "   ", "jane", "jane@", "@acme.com", "jane@acme", "jane@@acme.com",
+     "jane doe@acme.com", "a@b@c.com", "jane@.acme.com", "jane@acme..com", "+tag@acme.com",
+     "...@gmail.com", "x" * 250 + "@acme.com"],
+)  # fmt: skip
+def test_what_is_not_an_email_normalises_to_none(raw: str | None) -> None:
+    assert normalise_email(raw) is None
+
+
+def test_role_addresses_are_no_lookup_key() -> None:
+    assert normalise_email("Info@Acme.com") == "info@acme.com"
+    for address in ("info@acme.com", "Sales@acme.com", "no-reply@acme.com", "hr+jobs@acme.com"):
+        assert email_key(address) is None
+    assert email_key("information.desk@acme.com") == "information.desk@acme.com"
+
+
+# -- LinkedIn ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://www.linkedin.com/in/jane-doe-12a",
+        "https://www.linkedin.com/in/jane-doe-12a/",
+        "http://www.linkedin.com/in/jane-doe-12a",
+        "www.linkedin.com/in/jane-doe-12a",
+        "linkedin.com/in/jane-doe-12a",
+        "https://linkedin.com/in/jane-doe-12a",
+        "https://uk.linkedin.com/in/jane-doe-12a",
+        "https://de.linkedin.com/in/jane-doe-12a/",
+        "https://m.linkedin.com/in/jane-doe-12a",
+        "https://www.linkedin.com/mwlite/in/jane-doe-12a",
+        "HTTPS://WWW.LINKEDIN.COM/in/Jane-Doe-12A",
+        "https://www.linkedin.com/in/jane-doe-12a?trk=public_profile",
+        "https://www.linkedin.com/in/jane-doe-12a/?originalSubdomain=uk",
+        "https://www.linkedin.com/in/jane-doe-12a#experience",
+        "https://www.linkedin.com/in/jane-doe-12a/en",
+        "https://www.linkedin.com/in/jane-doe-12a/details/experience/",
+        "https://www.linkedin.com//in//jane-doe-12a//",
+        "  https://www.linkedin.com/in/jane%2Ddoe%2D12a  ",
+        "https://www.linkedin.com:443/in/jane-doe-12a",
+    ],
+)
+def test_profile_url_variants_give_one_slug(url: str) -> None:
+    assert linkedin_slug(url) == "jane-doe-12a"
+
+
+def test_percent_encoded_and_plain_unicode_slugs_agree() -> None:
+    plain = linkedin_slug("https://www.linkedin.com/in/jürgen-müller-7/")
+    encoded = linkedin_slug("https://de.linkedin.com/in/j%C3%BCrgen-m%C3%BCller-7")
+    decomposed = linkedin_slug("https://www.linkedin.com/in/ju%CC%88rgen-mu%CC%88ller-7")
+    assert plain == encoded == decomposed == "jürgen-müller-7"
+
+
+@pytest.mark.parametrize(
+    ("url", "slug"),
+    [
+        # The profiles LinkedIn redirects these old public URLs to.
+        (
+            "https://sy.linkedin.com/pub/krzysztof-marzec/a7/576/b50?trk=biz_employee_pub",
+            "krzysztof-marzec-b50576a7",
+        ),
+        ("https://uk.linkedin.com/pub/abdi-ahmed/100/384/6b0", "abdi-ahmed-6b0384100"),
+        ("http://www.linkedin.com/pub/jane-doe/1/23/4/", "jane-doe-0040231"),
+        ("https://www.linkedin.com/pub/jane-doe/A7/576/B50", "jane-doe-b50576a7"),
+        ("https://www.linkedin.com/pub/jane-doe", "jane-doe"),
+    ],
+)
+def test_old_pub_urls_give_the_profile_they_redirect_to(url: str, slug: str) -> None:
+    assert linkedin_slug(url) == slug
+    assert linkedin_slug(f"https://www.linkedin.com/in/{slug}") == slug
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        None,
+        "",
+        "jane-doe",
+        "https://www.linkedin.com/",
+        "https://www.linkedin.com/in/",
+        "https://www.linkedin.com/pub/dir/Jane/Doe",
+        "https://www.linkedin.com/pub/jane-doe/xyz/576/b50",
+        "https://www.linkedin.com/company/acme",
+        "https://www.linkedin.com/feed/",
+        "https://notlinkedin.com/in/jane-doe",
+        "https://linkedin.com.evil.example/in/jane-doe",
+        "https://www.linkedin.com/in/jane%20doe",
+        "https://www.linkedin.com/in/%FF%FE",
+    ],
+)
+def test_what_is_not_a_profile_url_has_no_slug(url: str | None) -> None:
+    assert linkedin_slug(url) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "slug"),
+    [
+        ("https://www.linkedin.com/company/acme-inc", "acme-inc"),
+        ("https://uk.linkedin.com/company/Acme-Inc/about/?trk=x", "acme-inc"),
+        ("linkedin.com/company/acme-inc/jobs", "acme-inc"),
+        ("https://www.linkedin.com/company/1035/", "1035"),
+        ("https://www.linkedin.com/sales/company/1035", "1035"),
+        ("https://www.linkedin.com/showcase/acme-cloud/", "showcase/acme-cloud"),
+        ("https://www.linkedin.com/school/acme-university", "school/acme-university"),
+        ("https://www.linkedin.com/in/jane-doe", None),
+        ("https://www.linkedin.com/company/", None),
+        ("https://acme.com/company/acme", None),
+    ],
+)
+def test_company_page_slugs(url: str, slug: str | None) -> None:
+    assert company_linkedin_slug(url) == slug
+
+
+# -- companies --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Acme", "ACME", "Acme Inc", "Acme Inc.", "Acme, Inc.", "Acme Incorporated",
+        "Acme LLC", "Acme L.L.C.", "Acme Corp.", "Acme Corporation", "Acme Ltd",
+        "Acme Limited", "Acme GmbH", "Acme GmbH & Co. KG", "Acme S.A.", "Acme Pty Ltd",
+        "Acme Holdings, Inc.", "The Acme Company", "Acme Sp. z o.o.", "Acme plc",
+        "  acme  ", "acme.com", "Acme.com, Inc.", "Ácme",
+    ],
+)  # fmt: skip
+def test_legal_suffixes_and_spellings_give_one_company_key(name: str) -> None:
+    assert company_name_key(name) == "acme"
+
+
+def test_company_keys_keep_what_tells_companies_apart() -> None:
+    assert company_name_key("Smith & Jones LLC") == company_name_key("Smith and Jones")
+    assert company_name_key("Smith & Jones") == "smith and jones"
+    assert company_name_key("Acme Software") == "acme software"
+    assert company_name_key("Inc.") == "inc"  # a name that is all suffix keeps it
+    assert company_name_key("") is None
+    assert company_name_key("  ,. ") is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "near"),
+    [
+        ("jp morgan", "jpmorgan", True),
+        ("acme", "acme software", True),
+        ("acme", "acme technologies international", True),
+        ("ibm", "international business machines", True),
+        ("accenture", "acenture", True),
+        ("flux", "flux dental", True),  # a short form: allowed, at a cost
+        ("acme software", "acme systems", False),
+        ("acme", "acne", False),
+        ("summit health", "pinnacle health", False),
+        ("ab", "ab software", False),
+    ],
+)
+def test_near_company_names(a: str, b: str, near: bool) -> None:
+    assert (company_name_penalty(a, b) is not None) is near
+    assert company_name_penalty(a, a) == 0.0
+
+
+def test_a_prefix_costs_more_than_a_descriptive_word() -> None:
+    descriptive = company_name_penalty("acme", "acme software")
+    prefix = company_name_penalty("flux", "flux dental")
+    assert descriptive is not None and prefix is not None and prefix > descriptive
+
+
+@pytest.mark.parametrize(
+    ("value", "domain"),
+    [
+        ("https://www.acme.com/about?x=1", "acme.com"),
+        ("http://acme.com", "acme.com"),
+        ("acme.com", "acme.com"),
+        ("WWW.ACME.COM/", "acme.com"),
+        ("https://acme.com:8443/", "acme.com"),
+        ("jane@Mail.Acme.co.uk", "mail.acme.co.uk"),
+        ("acme", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_domains_of_websites_and_emails(value: str | None, domain: str | None) -> None:
+    assert domain_of(value) == domain
+
+
+def test_free_mail_and_shared_hosts_identify_no_company() -> None:
+    assert company_domain("jane@gmail.com") is None
+    assert company_domain("jane@yahoo.co.uk") is None
+    assert company_domain("https://www.linkedin.com/company/acme") is None
+    assert company_domain("https://acme.wordpress.com") is None
+    assert company_domain("jane@acme.com") == "acme.com"
+
+
+# -- names ------------------------------------------------------------------------------------
+
+
+def test_folding_removes_accents_and_case() -> None:
+    assert fold("Zoë Müller-Ørsted") == "zoe muller-orsted"
+    assert fold("Łukasz Żółć") == "lukasz zołc".replace("ł", "l")
+    assert fold("STRAßE") == "strasse"
+    assert fold("Nguyễn Thị") == "nguyen thi"
+
+
+def test_name_tokens_drop_titles_suffixes_and_apostrophes() -> None:
+    assert name_tokens("Dr. Seán O'Brien Jr.") == ("sean", "obrien")
+    assert name_tokens("O\u2019Brien") == ("obrien",)
+    assert name_tokens("Mary-Jane") == ("mary", "jane")
+    assert name_tokens("Jr.") == ("jr",)  # nothing else to keep
+    assert name_tokens(None) == ()
+
+
+@pytest.mark.parametrize("name", ["García-López", "Garcia Lopez", "GARCIA LOPEZ", "garcía lópez"])
+def test_last_name_keys_fold_accents_spaces_and_hyphens(name: str) -> None:
+    assert last_name_key(name) == "garcialopez"
+
+
+def test_last_name_keys_of_nothing() -> None:
+    assert last_name_key(None) is None
+    assert last_name_key(" - ") is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Bob", "Robert"), ("Rob", "Bobby"), ("Bill", "William"), ("Liam", "William"),
+        ("Peggy", "Margaret"), ("Jim", "James"), ("Kate", "Katherine"), ("Kate", "Catherine"),
+        ("Sasha", "Alexander"), ("Alex", "Alexandra"), ("Alex", "Alexander"),
+        ("Sara", "Sarah"), ("Steve", "Stephen"), ("Steven", "Stephen"), ("Jon", "John"),
+        ("Hank", "Henry"), ("Chuck", "Charles"), ("Molly", "Mary"),
+    ],
+)  # fmt: skip
+def test_nicknames_match_their_names(a: str, b: str) -> None:
+    assert 0.9 < first_name_similarity(a, b) < 1.0
+    assert first_name_similarity(b, a) == first_name_similarity(a, b)
+
+
+def test_names_sharing_only_a_nickname_are_different() -> None:
+    assert first_name_similarity("Alexander", "Alexandra") == 0.0
+    assert first_name_similarity("Christopher", "Christine") == 0.0
+    assert given_name_forms("alex") >= {"alexander", "alexandra"}
+    assert given_name_forms("zebulon") == {"zebulon"}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("José", "Jose", True),
+        ("ZOË", "zoe", True),
+        ("Jonathon", "Jonathan", True),
+        ("Micheal", "Michael", True),  # transposition
+        ("Katherine", "Katharine", True),
+        ("Christpher", "Christopher", True),
+        ("Stephanie", "Stepahnie", True),
+        ("Amy", "Ann", False),  # short names: no typo allowed
+        ("Jhon", "John", True),  # 4 letters: a swap of neighbours is a typo
+        ("Mark", "Mary", False),  # … a changed letter makes another name
+        ("Jake", "Jane", False),
+        ("Daniel", "Daniela", False),  # gendered forms are different names
+        ("Mario", "Maria", False),
+        ("Christine", "Christina", False),
+        ("Paul", "Paula", False),
+        ("John", "Jane", False),
+        ("Jonathan", "Jonas", False),
+    ],
+)
+def test_first_names_with_accents_and_small_typos(a: str, b: str, same: bool) -> None:
+    assert (first_name_similarity(a, b) > 0) is same
+
+
+def test_middle_names_and_initials_agree_a_little_less() -> None:
+    assert first_name_similarity("John Michael", "John") == pytest.approx(0.99)
+    assert 0.9 < first_name_similarity("J.", "John") < first_name_similarity("Jon", "John")
+    assert first_name_similarity("J.", "Mary") == 0.0
+    assert first_name_similarity("Mary Ann", "Maryann") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("O'Brien", "OBrien", True),
+        ("Smith-Jones", "Smith Jones", True),
+        ("García López", "Garcia", True),  # one part of a compound surname
+        ("Van der Berg", "Berg", True),
+        ("Van der Berg", "Van Dyke", False),  # a shared particle is not enough
+        ("Johnson", "Jonson", True),
+        ("Schmidt", "Schmitt", True),
+        ("Wang", "Wong", False),  # short surnames differing by a letter are other families
+        ("Kowalski", "Kowalska", False),
+        ("Smith", "Jones", False),
+    ],
+)
+def test_last_names(a: str, b: str, same: bool) -> None:
+    assert (last_name_similarity(a, b) > 0) is same
+
+
+# -- people -----------------------------------------------------------------------------------
+
+
+def test_person_from_api_fields() -> None:
+    person = person_from_fields(
+        {
+            "firstName": " Jane ",
+            "lastName": "Doe",
+            "email": "jane@acme.com",
+            "linkedInUrl": "https://www.linkedin.com/in/jane-doe",
+            "companyAccount": "Acme Inc.",
+            "website": "acme.com",
+            "companyLinkedInUrl": "https://www.linkedin.com/company/acme",
+            "phone": "+14155552671",
+        }
+    )
+    assert person == Person(
+        "Jane",
+        "Doe",
+        "jane@acme.com",
+        "https://www.linkedin.com/in/jane-doe",
+        "Acme Inc.",
+        "acme.com",
+        "https://www.linkedin.com/company/acme",
+    )
+
+
+def test_person_from_fields_ignores_other_types_and_reads_v1_company_info() -> None:
+    person = person_from_fields(
+        {
+            "firstName": 7,
+            "lastName": "",
+            "email": None,
+            "companyInfo": {"companyAccount": "Acme", "website": "acme.com"},
+        }
+    )
+    assert person == Person(company="Acme", website="acme.com")
+    own = person_from_fields({"companyAccount": "Beta", "companyInfo": {"companyAccount": "X"}})
+    assert own.company == "Beta"
+    assert person_from_fields({"companyInfo": "Acme"}) == Person()
+
+
+def test_lookup_keys() -> None:
+    keys = lookup_keys(
+        Person(
+            first_name="José",
+            last_name="García-López",
+            email="Jose.Garcia+crm@Acme.com",
+            linkedin_url="https://uk.linkedin.com/in/jose-garcia/?trk=x",
+        )
+    )
+    assert keys == Keys(
+        email="jose.garcia@acme.com", linkedin="jose-garcia", last_name="garcialopez"
+    )
+    assert lookup_keys(Person()) == Keys(None, None, None)
+    assert lookup_keys(Person(email="sales@acme.com")).email is None
+
+
+# -- matching ---------------------------------------------------------------------------------
+
+JANE = Person(
+    first_name="Jane",
+    last_name="Doe",
+    email="jane.doe@acme.com",
+    linkedin_url="https://www.linkedin.com/in/jane-doe-1a",
+    company="Acme Inc.",
+    website="https://www.acme.com",
+    company_linkedin_url="https://www.linkedin.com/company/acme",
+)
+
+
+def sure(found: Match | None, basis: str) -> bool:
+    return found is not None and found.basis == basis and found.confidence >= 0.9
+
+
+def test_the_same_email_matches_whatever_else_is_missing() -> None:
+    assert sure(match(Person(email="Jane.Doe+x@ACME.com"), JANE), "email")
+    assert sure(match(Person(first_name="Janie", email="jane.doe@acme.com"), JANE), "email")
+    found = match(Person(email="jane.doe@acme.com", linkedin_url=JANE.linkedin_url), JANE)
+    assert found is not None and found.confidence > 0.99
+
+
+def test_the_same_profile_matches_across_url_variants() -> None:
+    query = Person(linkedin_url="uk.linkedin.com/in/Jane-Doe-1a/?trk=people")
+    assert sure(match(query, JANE), "linkedin")
+    # Work and personal addresses: another email does not undo the profile.
+    with_gmail = Person(linkedin_url=JANE.linkedin_url, email="janedoe@gmail.com")
+    assert sure(match(with_gmail, JANE), "linkedin")
+
+
+def test_an_identifier_with_a_different_person_named_is_doubted() -> None:
+    other = match(Person(first_name="Robert", last_name="Miles", email=JANE.email), JANE)
+    assert other is not None and other.confidence < DEFAULT_MIN_CONFIDENCE
+    first_only = match(Person(first_name="Robert", last_name="Doe", email=JANE.email), JANE)
+    assert first_only is not None and first_only.confidence < DEFAULT_MIN_CONFIDENCE
+    # A married name, a typo or a short form is no conflict.
+    married = match(Person(first_name="Jane", last_name="Smith", email=JANE.email), JANE)
+    assert married is not None and DEFAULT_MIN_CONFIDENCE <= married.confidence < 0.99
+    for first in ("Jan", "Jnae", "J."):
+        assert sure(match(Person(first_name=first, email=JANE.email), JANE), "email")
+    # A renamed profile, with the same address: likely, less sure.
+    renamed = match(Person(email=JANE.email, linkedin_url="linkedin.com/in/janedoe"), JANE)
+    assert renamed is not None and DEFAULT_MIN_CONFIDENCE <= renamed.confidence < 0.99
+
+
+@pytest.mark.parametrize(
+    "company",
+    [
+        {"company": "ACME, Inc."},
+        {"company": "The Acme Corporation"},
+        {"company": "Acme"},
+        {"website": "http://acme.com/contact"},
+        {"website": "us.acme.com"},
+        {"email": "jdoe@acme.com"},  # no conflict: the directory record here has no email
+        {"company_linkedin_url": "https://de.linkedin.com/company/acme/about/"},
+        {"company": "Acme Software"},
+    ],
+)
+def test_name_and_company_match_by_any_company_evidence(company: dict[str, str]) -> None:
+    candidate = Person("Jane", "Doe", company="Acme Inc.", website="acme.com",
+                       company_linkedin_url="https://www.linkedin.com/company/acme")  # fmt: skip
+    query = Person(first_name="Jane", last_name="Doe", **company)
+    assert sure(match(query, candidate), "name+company")
+
+
+def test_one_kind_of_company_evidence_can_stand_for_another() -> None:
+    by_name = Person("Jane", "Doe", company="Acme Corp")
+    assert sure(match(Person("Jane", "Doe", website="www.acme.com"), by_name), "name+company")
+    page = Person("Jane", "Doe", company_linkedin_url="linkedin.com/company/acme-corp")
+    assert sure(match(page, by_name), "name+company")
+    numeric = Person("Jane", "Doe", company_linkedin_url="linkedin.com/company/1035")
+    assert match(numeric, by_name) is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        Person("Bobby", "Smith", company="Acme"),
+        Person("ROBERT", "SMITH", company="acme inc"),
+        Person("Robert J.", "Smith", company="Acme"),
+        Person("Rbert", "Smith", company="Acme"),
+        Person("Robert", "Smiht", company="Acme"),
+        Person("Róbert", "Smith", company="Acme"),
+    ],
+)
+def test_name_variations_match_at_the_same_company(query: Person) -> None:
+    candidate = Person("Robert", "Smith", company="Acme LLC")
+    assert sure(match(query, candidate), "name+company")
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        Person("Jane", "Doe", company="Globex Corporation"),
+        Person("Jane", "Doe", website="https://globex.com"),
+        Person("Jane", "Doe", email="jane.doe@globex.com"),
+        Person("Jane", "Doe", company_linkedin_url="https://www.linkedin.com/company/globex"),
+        Person("Jane", "Doe", company="Acme Systems"),  # a namesake company is another one
+        Person("Jane", "Doe", company="Acne"),
+        Person("Jane", "Doe", company="Acme", website="https://globex.com",
+               company_linkedin_url="https://www.linkedin.com/company/globex"),
+    ],
+)  # fmt: skip
+def test_a_namesake_at_another_company_is_never_a_match(elsewhere: Person) -> None:
+    candidate = Person(
+        "Jane",
+        "Doe",
+        company="Acme Software",
+        website="acme.com",
+        company_linkedin_url="https://www.linkedin.com/company/acme",
+    )
+    found = match(elsewhere, candidate)
+    assert found is None or found.confidence < DEFAULT_MIN_CONFIDENCE
+
+
+WORDS = ["Globex", "Initech", "Umbrella", "Hooli", "Vandelay", "Soylent", "Wonka", "Tyrell",
+         "Cyberdyne", "Stark", "Wayne", "Oscorp", "Aperture", "Monarch", "Nakatomi"]  # fmt: skip
+
+
+@given(
+    first=st.sampled_from(["Jane", "Robert", "José", "Zoë", "Li", "Mary Ann", "Bob"]),
+    last=st.sampled_from(["Doe", "García-López", "O'Brien", "Nguyen", "Smith"]),
+    companies=st.lists(st.sampled_from(WORDS), min_size=2, max_size=2, unique=True),
+    suffixes=st.lists(st.sampled_from(["", " Inc.", " LLC", " GmbH", " Ltd"]), min_size=2,
+                      max_size=2),
+    with_website=st.booleans(),
+)  # fmt: skip
+def test_same_names_at_different_companies_never_match(
+    first: str, last: str, companies: list[str], suffixes: list[str], with_website: bool
+) -> None:
+    one, other = companies
+    query = Person(first, last, company=one + suffixes[0],
+                   website=f"{one.lower()}.com" if with_website else None)  # fmt: skip
+    candidate = Person(first, last, company=other + suffixes[1], website=f"{other.lower()}.com")
+    assert match(query, candidate) is None
+    # The same record at its own company does match.
+    same = Person(first, last, company=one + suffixes[1])
+    assert sure(match(query, same), "name+company")
+
+
+def test_a_candidate_without_a_company_is_not_matched_by_name() -> None:
+    assert match(Person("Jane", "Doe", company="Acme"), Person("Jane", "Doe")) is None
+    assert match(Person("Jane", "Doe"), Person("Jane", "Doe", company="Acme")) is None
+    # Free mail says nothing about the employer.
+    gmail = Person("Jane", "Doe", email="jane.doe@gmail.com")
+    assert match(gmail, Person("Jane", "Doe", website="gmail.com")) is None
+    assert match(Person("Jane", "Doe", company="Acme"), Person("Jane", "Doe", email=None)) is None
+
+
+def test_name_and_company_need_both_names() -> None:
+    candidate = Person("Jane", "Doe", company="Acme")
+    assert match(Person(last_name="Doe", company="Acme"), candidate) is None
+    assert match(Person(first_name="Jane", company="Acme"), candidate) is None
+
+
+def test_conflicting_strong_identifiers_forbid_a_name_and_company_match() -> None:
+    candidate = Person(
+        "Jane",
+        "Doe",
+        email="jane.doe@acme.com",
+        linkedin_url="https://www.linkedin.com/in/jane-doe",
+        company="Acme",
+    )
+    other_email = Person("Jane", "Doe", email="jdoe@acme.com", company="Acme")
+    other_profile = Person("Jane", "Doe", linkedin_url="linkedin.com/in/jane-doe-2",
+                           company="Acme")  # fmt: skip
+    assert match(other_email, candidate) is None
+    assert match(other_profile, candidate) is None
+    # Without those identifiers the same name and company match.
+    assert sure(match(Person("Jane", "Doe", company="Acme"), candidate), "name+company")
+    # A role address is no identifier, so it does not conflict.
+    assert sure(match(Person("Jane", "Doe", email="info@acme.com", company="Acme"), candidate),
+                "name+company")  # fmt: skip
+
+
+def test_weaker_agreements_add_up_below_the_threshold() -> None:
+    candidate = Person("Robert", "Smith", company="Acme Software")
+    exact = match(Person("Robert", "Smith", company="Acme Software"), candidate)
+    nickname = match(Person("Bob", "Smith", company="Acme Software"), candidate)
+    near_company = match(Person("Bob", "Smith", company="Acme"), candidate)
+    two_typos = match(Person("Rbert", "Smiht", company="Acme Software"), candidate)
+    initial = match(Person("R.", "Smith", company="Acme Software"), candidate)
+    initial_near = match(Person("R.", "Smith", company="Acme"), candidate)
+    assert exact is not None and nickname is not None and near_company is not None
+    assert exact.confidence > nickname.confidence > near_company.confidence
+    assert near_company.confidence >= DEFAULT_MIN_CONFIDENCE
+    assert two_typos is not None and two_typos.confidence < DEFAULT_MIN_CONFIDENCE
+    assert initial is not None and initial.confidence >= DEFAULT_MIN_CONFIDENCE
+    assert initial_near is not None and initial_near.confidence < DEFAULT_MIN_CONFIDENCE
+
+
+def test_best_match_applies_the_threshold() -> None:
+    candidate = Person("Robert", "Smith", company="Acme Software")
+    query = Person("Bob", "Smith", company="Acme")
+    found = match(query, candidate)
+    assert found is not None
+    assert best_match(query, [candidate], min_confidence=found.confidence) == (0, found)
+    assert best_match(query, [candidate], min_confidence=found.confidence + 0.001) is None
+    assert best_match(query, [], min_confidence=0.1) is None
+
+
+def test_best_match_prefers_the_strongest_and_refuses_a_tie_by_name() -> None:
+    namesake_a = Person("Jane", "Doe", company="Acme", email="jane.doe@acme.com")
+    namesake_b = Person("Jane", "Doe", company="Acme", email="jane.doe2@acme.com")
+    by_name = Person("Jane", "Doe", company="Acme Inc")
+    # Two Jane Does at Acme and nothing to tell them apart: no match.
+    assert best_match(by_name, [namesake_a, namesake_b]) is None
+    # The email tells.
+    with_email = Person("Jane", "Doe", company="Acme", email="Jane.Doe2@acme.com")
+    found = best_match(with_email, [namesake_a, namesake_b])
+    assert found is not None and found[0] == 1 and found[1].basis == "email"
+    # The exact name beats a nickname clearly enough.
+    robert, bob = Person("Robert", "Smith", company="Acme"), Person("Bob", "Smith", company="Acme")
+    chosen = best_match(Person("Robert", "Smith", company="Acme"), [bob, robert])
+    assert chosen is not None and chosen[0] == 1
+    # Duplicate records with the same email: the first.
+    twice = best_match(Person(email="jane.doe@acme.com"), [namesake_a, namesake_a])
+    assert twice is not None and twice[0] == 0
