@@ -10,7 +10,7 @@ from typing import Any
 import structlog
 
 from dialscore.enrichment import repository as repo
-from dialscore.enrichment.matching import Person, lookup_keys, match, person_from_fields
+from dialscore.enrichment.matching import Person, best_match, lookup_keys, person_from_fields
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
 from dialscore.kit.db import Database
 
@@ -22,16 +22,14 @@ _TYPES = ("mobile", "direct", "hq", "other")
 def _best(
     query: Person, candidates: Sequence[tuple[str, Person, list[FoundPhone]]], threshold: float
 ) -> tuple[str, float, list[FoundPhone]] | None:
-    best: tuple[str, float, list[FoundPhone]] | None = None
-    for record_id, person, phones in candidates:
-        if not phones:
-            continue
-        found = match(query, person)
-        if found is None or found.confidence < threshold:
-            continue
-        if best is None or found.confidence > best[1]:
-            best = (record_id, found.confidence, phones)
-    return best
+    """The matched candidate with numbers; none when two same-named colleagues tie."""
+    usable = [c for c in candidates if c[2]]
+    found = best_match(query, [person for _, person, _ in usable], min_confidence=threshold)
+    if found is None:
+        return None
+    position, matched = found
+    record_id, _, phones = usable[position]
+    return record_id, matched.confidence, phones
 
 
 def _hint(value: Any) -> str | None:
