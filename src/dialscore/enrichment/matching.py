@@ -339,6 +339,8 @@ def name_tokens(name: str | None) -> tuple[str, ...]:
 def last_name_key(last_name: str | None) -> str | None:
     """The blocking key of a last name: folded, without spaces, hyphens or apostrophes, so
     that "García-López", "Garcia Lopez" and "GARCIA LOPEZ" share it."""
+    if last_name and last_name.isascii() and last_name.isalpha():
+        return last_name.lower()[:MAX_NAME_KEY]
     key = "".join(name_tokens(last_name))[:MAX_NAME_KEY]
     return key or None
 
