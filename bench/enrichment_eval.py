@@ -47,7 +47,11 @@ from dialscore.enrichment.matching import (
     Match,
     Person,
     best_match,
+    company_key,
+    dominant_domains,
+    first_initial,
     lookup_keys,
+    record_keys,
 )
 
 # (name, gender) — gendered pairs and common names on purpose.
@@ -583,27 +587,66 @@ def build_queries(world: World, records: list[Person], count: int) -> list[Query
 
 
 class Index:
-    """Candidates by lookup key, as the directory's repository finds them."""
+    """Candidates by lookup key, as the directory's repository finds them: the same email,
+    the same LinkedIn profile, or the same company key and last name; then, for a query
+    none of those match, the same company key, first initial and last name's first letter
+    (a typo in the rest of the last name).
+    Each way gives at most ``REPOSITORY_LIMIT`` records."""
 
     def __init__(self, records: Sequence[Person]) -> None:
-        self.by: dict[str, dict[str, list[int]]] = {
-            "email": defaultdict(list), "linkedin": defaultdict(list), "last": defaultdict(list)
-        }  # fmt: skip
+        self.email: dict[str, list[int]] = defaultdict(list)
+        self.linkedin: dict[str, list[int]] = defaultdict(list)
+        self.company_last: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.company_initial: dict[tuple[str, str], list[int]] = defaultdict(list)
+        # Company names seen with several domains, as the import finds them.
+        domains: dict[str, Counter[str]] = defaultdict(Counter)
+        self.last_initial: list[str] = []
         for position, record in enumerate(records):
+            stored = record_keys(record)
+            self.last_initial.append((stored.last_name or " ")[0])
+            if stored.company_name and stored.company_domain:
+                domains[stored.company_name][stored.company_domain] += 1
             keys = lookup_keys(record)
-            for name, key in (("email", keys.email), ("linkedin", keys.linkedin),
-                              ("last", keys.last_name)):  # fmt: skip
-                if key:
-                    self.by[name][key].append(position)
+            company, initial = company_key(record), first_initial(record)
+            if keys.email:
+                self.email[keys.email].append(position)
+            if keys.linkedin:
+                self.linkedin[keys.linkedin].append(position)
+            if company and keys.last_name:
+                self.company_last[(company, keys.last_name)].append(position)
+            if company and initial:
+                self.company_initial[(company, initial)].append(position)
+        self.dominant_domains = dominant_domains(
+            (name, domain, people)
+            for name, seen in domains.items()
+            for domain, people in seen.items()
+        )
+
+    @staticmethod
+    def _capped(groups: list[list[int]]) -> list[int]:
+        return [p for group in groups for p in group][:REPOSITORY_LIMIT]
 
     def candidates(self, person: Person) -> list[int]:
         keys = lookup_keys(person)
         found: dict[int, None] = {}
-        for name, key in (("email", keys.email), ("linkedin", keys.linkedin),
-                          ("last", keys.last_name)):  # fmt: skip
-            if key:
-                found.update(dict.fromkeys(self.by[name].get(key, ())))
+        if keys.email:
+            found.update(dict.fromkeys(self.email.get(keys.email, ())[:REPOSITORY_LIMIT]))
+        if keys.linkedin:
+            found.update(dict.fromkeys(self.linkedin.get(keys.linkedin, ())[:REPOSITORY_LIMIT]))
+        if keys.last_name:
+            groups = [self.company_last.get((c, keys.last_name), []) for c in keys.companies]
+            found.update(dict.fromkeys(self._capped(groups)))
         return list(found)
+
+    def typo_candidates(self, person: Person) -> list[int]:
+        keys = lookup_keys(person)
+        start = (keys.last_name or " ")[0]
+        groups = [
+            [p for p in self.company_initial.get((c, i), []) if self.last_initial[p] == start]
+            for c in keys.companies
+            for i in keys.initials
+        ]
+        return self._capped(groups)
 
 
 @dataclass
@@ -646,7 +689,19 @@ def resolve(
     index: Index, records: Sequence[Person], query: Query, threshold: float
 ) -> tuple[str | None, Match | None, int]:
     positions = index.candidates(query.person)
-    found = best_match(query.person, [records[p] for p in positions], min_confidence=threshold)
+
+    def best() -> tuple[int, Match] | None:
+        return best_match(
+            query.person,
+            [records[p] for p in positions],
+            min_confidence=threshold,
+            dominant_domains=index.dominant_domains,
+        )
+
+    found = best()
+    if found is None:
+        positions += [p for p in index.typo_candidates(query.person) if p not in positions]
+        found = best()
     if found is None:
         return None, None, len(positions)
     return str(positions[found[0]]), found[1], len(positions)
@@ -709,7 +764,7 @@ def run(args: argparse.Namespace) -> None:
     print(
         f"threshold {args.threshold}; {candidates / len(queries):.1f} candidates per query "
         f"(most {most}; {crowded} queries over {REPOSITORY_LIMIT}) by email, LinkedIn and "
-        f"last-name keys; {len(queries) * (1 + len(sweep)) / seconds:,.0f} queries/s"
+        f"company keys; {len(queries) * (1 + len(sweep)) / seconds:,.0f} queries/s"
     )
     print()
     print(HEADER)
@@ -727,7 +782,10 @@ def run(args: argparse.Namespace) -> None:
     for threshold, tally in sweep.items():
         print(tally.line(f"min confidence {threshold}"))
     print()
-    print("without the rule that different emails or profiles forbid a name+company match:")
+    print(
+        "without the rule that other profiles, or other addresses at one domain, forbid a "
+        "name+company match:"
+    )
     print(HEADER)
     print(relaxed.line("misses retried by name+company"))
     matched = overall.right + overall.wrong

@@ -15,10 +15,13 @@ from dialscore.enrichment.matching import (
     Person,
     best_match,
     company_domain,
+    company_key,
+    company_keys,
     company_linkedin_slug,
     company_name_key,
     company_name_penalty,
     domain_of,
+    dominant_domains,
     email_key,
     first_name_similarity,
     fold,
@@ -31,6 +34,7 @@ from dialscore.enrichment.matching import (
     name_tokens,
     normalise_email,
     person_from_fields,
+    record_keys,
 )
 
 # -- email ------------------------------------------------------------------------------------
@@ -407,7 +411,11 @@ def test_lookup_keys() -> None:
         )
     )
     assert keys == Keys(
-        email="jose.garcia@acme.com", linkedin="jose-garcia", last_name="garcialopez"
+        email="jose.garcia@acme.com",
+        linkedin="jose-garcia",
+        last_name="garcialopez",
+        companies=frozenset({"acme"}),  # the work address's domain
+        initials=frozenset({"j"}),
     )
     assert lookup_keys(Person()) == Keys(None, None, None)
     assert lookup_keys(Person(email="sales@acme.com")).email is None
@@ -588,6 +596,69 @@ def test_conflicting_strong_identifiers_forbid_a_name_and_company_match() -> Non
     # A role address is no identifier, so it does not conflict.
     assert sure(match(Person("Jane", "Doe", email="info@acme.com", company="Acme"), candidate),
                 "name+company")  # fmt: skip
+
+
+def test_a_personal_address_does_not_forbid_a_match_at_the_company() -> None:
+    """Addresses at different domains can be one person's work and personal mailboxes."""
+    candidate = Person("Jane", "Doe", email="jane.doe@acme.com", company="Acme")
+    personal = match(Person("Jane", "Doe", email="janedoe77@gmail.com", company="Acme"), candidate)
+    bare = match(Person("Jane", "Doe", company="Acme"), candidate)
+    assert personal is not None and bare is not None
+    assert personal.basis == "name+company"
+    assert DEFAULT_MIN_CONFIDENCE <= personal.confidence < bare.confidence
+
+
+def test_a_prefix_alone_is_not_enough_for_a_match() -> None:
+    """ "Valley" may be short for "Valley Jade Capital", or another company."""
+    candidate = Person("Teresa", "Bailey", company="Valley Inc")
+    found = match(Person("Teresa", "Bailey", company="Valley Jade Capital Ltd"), candidate)
+    assert found is None or found.confidence < DEFAULT_MIN_CONFIDENCE
+
+
+def test_dominant_domains_name_the_largest_company_of_a_shared_name() -> None:
+    counts = [("summit", "summit.com", 40), ("summit", "summitgroup.io", 3),
+              ("acme", "acme.com", 9), ("tie", "b.com", 2), ("tie", "a.com", 2)]  # fmt: skip
+    assert dominant_domains(counts) == {"summit": "summit.com", "tie": "a.com"}
+
+
+def test_a_shared_company_name_reads_as_its_largest_company() -> None:
+    dominant = {"summit": "summit.com"}
+    minor = Person("Ann", "Lee", email="ann@summitgroup.io", company="Summit Inc.")
+    major = Person("Ann", "Lee", website="https://summit.com", company="Summit LLC")
+    by_name = Person("Ann", "Lee", company="Summit")
+    assert match(by_name, minor, dominant_domains=dominant) is None
+    assert match(by_name, minor) is not None  # without the directory's knowledge
+    assert sure(match(by_name, major, dominant_domains=dominant), "name+company")
+    # The minor company's own domain still shows it.
+    with_domain = Person("Ann", "Lee", company="Summit", website="summitgroup.io")
+    assert sure(match(with_domain, minor, dominant_domains=dominant), "name+company")
+    # Matched by domain, a minor company is no question of names.
+    assert match(with_domain, major, dominant_domains=dominant) is None
+
+
+@pytest.mark.parametrize(
+    "person",
+    [
+        Person(company="Acme Software, Inc."),
+        Person(company="The ACME Corp"),
+        Person(website="https://www.acmesoftware.com/"),
+        Person(email="jane@acme.co.uk"),
+        Person(company_linkedin_url="https://de.linkedin.com/company/acme-software/"),
+    ],
+)
+def test_company_keys_agree_across_kinds_of_company_evidence(person: Person) -> None:
+    assert company_key(person) == "acme"
+    assert "acme" in company_keys(person)
+
+
+def test_record_keys_prefer_the_company_name_and_keep_its_domain() -> None:
+    keys = record_keys(
+        Person("Zoë", "Müller", email="zoe@gmail.com", company="Initech GmbH",
+               website="www.initech.de")
+    )  # fmt: skip
+    assert (keys.company, keys.initial, keys.last_name) == ("init", "z", "muller")
+    assert (keys.company_name, keys.company_domain) == ("initech", "initech.de")
+    assert record_keys(Person(company_linkedin_url="linkedin.com/company/10007")).company is None
 
 
 def test_weaker_agreements_add_up_below_the_threshold() -> None:

@@ -55,16 +55,23 @@ LAST_COMPOUND = 0.03  # "Garcia Lopez" / "Garcia"
 LAST_ONE_TYPO = 0.05
 LAST_TWO_TYPOS = 0.08
 COMPANY_SIMILAR = 0.04  # a near name ("Acme Software" / "Acme"), or a domain's name
-COMPANY_PREFIX = 0.06  # a name's first words ("Flux" / "Flux Dental"): short form or namesake
+COMPANY_PREFIX = 0.09  # a name's first words ("Flux" / "Flux Dental"): short form or namesake
 COMPANY_OTHER_DOMAIN = 0.05  # both have domains, none shared
 COMPANY_OTHER_PAGE = 0.03  # both have company LinkedIn pages, different ones
 COMPANY_OTHER_NAME = 0.02  # matched by domain or page, yet the names differ
+# Name+company with different addresses at different domains: a work and a personal one.
+OTHER_ADDRESS = 0.02
 # Two candidates closer than this are ambiguous by name+company (see ``best_match``).
 AMBIGUITY_MARGIN = 0.015
 
 MAX_EMAIL = 254
 MAX_SLUG = 200
 MAX_NAME_KEY = 200
+# Company blocking keys are the first letters of a company's name (or domain, or page) with
+# the spaces removed: "Acme Software Inc.", "acmesoftware.com" and /company/acme all give
+# "acme".
+COMPANY_KEY_LENGTH = 4
+_NO_DOMAINS: Mapping[str, str] = {}
 
 FREE_MAIL_DOMAINS = frozenset(
     {
@@ -285,15 +292,27 @@ class Person:
 
 @dataclass(frozen=True)
 class Keys:
-    """The keys candidates are looked up by (the directory stores the same for each row).
+    """The keys a query's candidates are looked up by. A stored record has the same, with
+    one company key (``company_key``) and one initial (``first_initial``).
 
     ``email``: the normalised address (``normalise_email``), None for a role address;
     ``linkedin``: the canonical profile slug (``linkedin_slug``); ``last_name``: the folded
-    last name without spaces or punctuation (``last_name_key``)."""
+    last name without spaces or punctuation (``last_name_key``); ``companies``: every
+    company key the query's company may be stored under (``company_keys``); ``initials``:
+    the first letters of the first name and of the formal names a nickname stands for.
+
+    Name+company candidates share a company key and either the last name or (for a typo
+    in it) an initial."""
 
     email: str | None
     linkedin: str | None
     last_name: str | None
+    companies: frozenset[str] = frozenset()
+    initials: frozenset[str] = frozenset()
+
+    @property
+    def any(self) -> bool:
+        return bool(self.email or self.linkedin or (self.companies and self.last_name))
 
 
 @dataclass(frozen=True)
@@ -704,11 +723,97 @@ def person_from_fields(fields: Mapping[str, Any]) -> Person:
     )
 
 
-def lookup_keys(person: Person) -> Keys:
-    return Keys(
+def _company_key_of(form: str | None) -> str | None:
+    if not form:
+        return None
+    key = form.replace(" ", "")[:COMPANY_KEY_LENGTH]
+    return key if len(key) >= 2 else None
+
+
+def company_keys(person: Person) -> frozenset[str]:
+    """The company keys a record of ``person`` may be stored under: from its company name,
+    each company domain (website or work email) and its company page's vanity name."""
+    p = _profile(person)
+    forms = [p.company_name, *(_domain_label(d) for d in p.domains)]
+    if p.company_page:
+        forms.append(_page_name(p.company_page))
+    return frozenset(k for k in map(_company_key_of, forms) if k is not None)
+
+
+def company_key(person: Person) -> str | None:
+    """The one company key a record is stored under: from its company name when it has one,
+    else from its website's or work email's domain, else from its company page."""
+    return record_keys(person).company
+
+
+def first_initial(person: Person) -> str | None:
+    """The first letter of a record's folded first name, stored to find records whose last
+    name has a typo."""
+    return record_keys(person).initial
+
+
+@dataclass(frozen=True)
+class RecordKeys:
+    """What a stored record (a directory row, a client's contact) keeps to be found by:
+    ``email``, ``linkedin`` and ``last_name`` as in ``Keys``, its one ``company`` key
+    (``company_key``) and ``initial`` (``first_initial``); and, for telling companies of one
+    name apart, its company's name key and domain (``company_name``, ``company_domain``)."""
+
+    email: str | None
+    linkedin: str | None
+    last_name: str | None
+    company: str | None
+    initial: str | None
+    company_name: str | None
+    company_domain: str | None
+
+
+def record_keys(person: Person) -> RecordKeys:
+    name = company_name_key(person.company)
+    domain = company_domain(person.website) or company_domain(person.email)
+    if name:
+        company = _company_key_of(name)
+    elif domain:
+        company = _company_key_of(_domain_label(domain))
+    else:
+        page = company_linkedin_slug(person.company_linkedin_url) or company_linkedin_slug(
+            person.website
+        )
+        company = _company_key_of(_page_name(page)) if page else None
+    first = name_tokens(person.first_name)
+    return RecordKeys(
         email=email_key(person.email),
         linkedin=linkedin_slug(person.linkedin_url),
         last_name=last_name_key(person.last_name),
+        company=company,
+        initial=first[0][0] if first else None,
+        company_name=name,
+        company_domain=domain,
+    )
+
+
+def dominant_domains(counts: Iterable[tuple[str, str, int]]) -> dict[str, str]:
+    """From (company name key, domain, people) counts, the names seen with more than one
+    domain, each with the domain most of its people work at (of equals, the first in
+    alphabetical order)."""
+    by_name: dict[str, list[tuple[int, str]]] = {}
+    for name, domain, people in counts:
+        by_name.setdefault(name, []).append((-people, domain))
+    return {name: min(seen)[1] for name, seen in by_name.items() if len(seen) > 1}
+
+
+def lookup_keys(person: Person) -> Keys:
+    p = _profile(person)
+    initials: set[str] = set()
+    if p.first:
+        initials.add(p.first[0][0])
+        initials.update(form[0] for form in given_name_forms(p.first[0]) if form)
+    return Keys(
+        email=p.email,
+        linkedin=p.linkedin,
+        last_name=last_name_key(person.last_name),
+        companies=company_keys(person) if p.has_company else frozenset(),
+        initials=frozenset(initials),
     )
 
 
@@ -757,13 +862,18 @@ def _company_forms(p: _Profile) -> set[str]:
     return {f for f in forms if len(f) >= 3}
 
 
-def _company_penalty(q: _Profile, c: _Profile) -> float | None:
+def _company_penalty(
+    q: _Profile, c: _Profile, dominant_domains: Mapping[str, str] = _NO_DOMAINS
+) -> float | None:
     """How much less than certain the two records' companies are the same one; None when
-    nothing shows they are. The same page, domain or name is sure; a near name, or one
-    kind's name equal to another's ("acme.com", "Acme Inc.", /company/acme), less so; pages,
-    domains or names that differ where the other evidence agrees weaken it."""
+    nothing shows they are. The same page or domain is sure; so is the same name; a near
+    name, or one kind's name equal to another's ("acme.com", "Acme Inc.", /company/acme),
+    less so; pages, domains or names that differ where the other evidence agrees weaken it.
+
+    A name several companies bear (``dominant_domains``: name key → the domain most people
+    of that name work at) is read as the company at that domain: a record of another
+    company of the name agrees with nobody by name alone."""
     strong = False
-    weakest: float | None = None  # the best near agreement's penalty
     penalty = 0.0
     if q.company_page and c.company_page:
         if q.company_page == c.company_page:
@@ -775,19 +885,32 @@ def _company_penalty(q: _Profile, c: _Profile) -> float | None:
             strong = True
         elif not {_domain_label(d) for d in q.domains} & {_domain_label(d) for d in c.domains}:
             penalty += COMPANY_OTHER_DOMAIN  # acme.com and acme.de: the same firm's sites
-    if q.company_name and c.company_name:
-        named = company_name_penalty(q.company_name, c.company_name)
-        if named == 0.0:
-            strong = True
-        elif named is not None:
-            weakest = named
-        elif strong:
-            penalty += COMPANY_OTHER_NAME
+    named = (
+        company_name_penalty(q.company_name, c.company_name)
+        if q.company_name and c.company_name
+        else None
+    )
     if strong:
+        if q.company_name and c.company_name and named is None:
+            penalty += COMPANY_OTHER_NAME
         return penalty
+    # Neither page nor domain agrees: the names must show it.
+    if _minor_namesake(q, dominant_domains) or _minor_namesake(c, dominant_domains):
+        return None
     if _company_forms(q) & _company_forms(c):
-        weakest = COMPANY_SIMILAR
-    return None if weakest is None else penalty + weakest
+        named = COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR)
+    return None if named is None else penalty + named
+
+
+def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
+    """Whether the record's company bears a name that several companies bear, and is not the
+    one most people of that name work at."""
+    dominant = dominant_domains.get(p.company_name) if p.company_name else None
+    return (
+        dominant is not None
+        and bool(p.domains)
+        and not any(_same_domain(d, dominant) for d in p.domains)
+    )
 
 
 def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
@@ -817,9 +940,13 @@ def _identifier_confidence(base: float, q: _Profile, c: _Profile) -> float:
     return base
 
 
-def match(query: Person, candidate: Person) -> Match | None:
+def match(
+    query: Person, candidate: Person, *, dominant_domains: Mapping[str, str] = _NO_DOMAINS
+) -> Match | None:
     """Whether ``candidate`` is the person ``query`` describes, and how sure; None when
-    nothing shows it. Callers compare the confidence with their threshold."""
+    nothing shows it. Callers compare the confidence with their threshold.
+    ``dominant_domains``: for company names several companies bear, the domain most people
+    of the name work at (see ``_company_penalty``)."""
     q, c = _profile(query), _profile(candidate)
     same_email = q.email is not None and q.email == c.email
     same_profile = q.linkedin is not None and q.linkedin == c.linkedin
@@ -835,8 +962,16 @@ def match(query: Person, candidate: Person) -> Match | None:
             base = PROFILE_WITH_OTHER_EMAIL if other_email else LINKEDIN_CONFIDENCE
             basis = "linkedin"
         return Match(_identifier_confidence(base, q, c), basis)
-    if other_email or other_profile:
+    if other_profile:
         return None
+    other_address = 0.0
+    if other_email:
+        # Two addresses at one domain are two mailboxes, so two people; at different
+        # domains they may be one person's work and personal addresses.
+        assert q.email is not None and c.email is not None
+        if q.email.rsplit("@", 1)[1] == c.email.rsplit("@", 1)[1]:
+            return None
+        other_address = OTHER_ADDRESS
     if not (q.has_company and c.has_company):
         return None
     first = first_name_penalty(q.first, c.first)
@@ -845,10 +980,10 @@ def match(query: Person, candidate: Person) -> Match | None:
     last = last_name_penalty(q.last, c.last)
     if last is None:
         return None
-    company = _company_penalty(q, c)
+    company = _company_penalty(q, c, dominant_domains)
     if company is None:
         return None
-    confidence = NAME_COMPANY_BASE - first - last - company
+    confidence = NAME_COMPANY_BASE - first - last - company - other_address
     return Match(round(max(0.0, confidence), 4), "name+company")
 
 
@@ -857,6 +992,7 @@ def best_match(
     candidates: Iterable[Person],
     *,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    dominant_domains: Mapping[str, str] = _NO_DOMAINS,
 ) -> tuple[int, Match] | None:
     """The position of the candidate that best matches ``query`` and its match, or None when
     none reaches ``min_confidence``, or when the best is a name+company match that another
@@ -865,7 +1001,7 @@ def best_match(
     best: tuple[int, Match] | None = None
     runner_up: Match | None = None
     for position, candidate in enumerate(candidates):
-        found = match(query, candidate)
+        found = match(query, candidate, dominant_domains=dominant_domains)
         if found is None or found.confidence < min_confidence:
             continue
         if best is None or found.confidence > best[1].confidence:
