@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from dialscore.enrichment.matching import Person, lookup_keys
+from dialscore.enrichment.matching import Person
+from dialscore.enrichment.repository import add_directory_people
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.models import DirectoryPerson
 from tests.conftest import SECRET
 from tests.support import V2, Tenant, make_tenant, settle, submit
 
@@ -21,19 +21,8 @@ FOUND_DIRECT = "+16175552142"
 
 
 async def add_person(db: Database, record_id: str, phones: list[dict[str, Any]], **kw: str) -> None:
-    keys = lookup_keys(Person(**kw))
     async with db.unit_of_work() as session:
-        session.add(
-            DirectoryPerson(
-                id=record_id,
-                phones=phones,
-                email_key=keys.email,
-                linkedin_key=keys.linkedin,
-                last_name_key=keys.last_name,
-                updated_at=utcnow(),
-                **kw,
-            )
-        )
+        await add_directory_people(session, [(record_id, Person(**kw), phones)], utcnow())
 
 
 async def enrich(
@@ -126,3 +115,132 @@ async def test_history_finds_the_same_person_among_the_clients_contacts(
         app, api, other, [{"firstName": "Bob", "lastName": "Nunez", "companyAccount": "Initech"}]
     )
     assert job["status"] == "Not Enriched"
+
+
+async def test_a_typo_in_the_last_name_is_found_by_company_and_initial(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    await add_person(
+        db,
+        "dir-katherine",
+        [{"number": FOUND_MOBILE, "type": "mobile"}],
+        first_name="Katherine",
+        last_name="Hernandez",
+        company="Umbrella Health",
+        website="umbrellahealth.com",
+    )
+    job, contacts = await enrich(
+        app,
+        api,
+        tenant,
+        [{"firstName": "Katherine", "lastName": "Hernadez", "website": "www.umbrellahealth.com"}],
+    )
+    assert job["status"] == "Finalized", contacts
+    assert contacts[0]["enrichmentContactId"] == "dir-katherine"
+
+
+async def test_a_name_several_companies_bear_reads_as_the_largest(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    """Two companies named Summit: a contact at "Summit" with no website is read as the one
+    most of the directory's Summit people work at, so the other's Ann Lee is no match."""
+    async with db.unit_of_work() as session:
+        await add_directory_people(
+            session,
+            [
+                *(
+                    (f"dir-summit-{n}", Person(f"P{n}", f"Staff{n}", company="Summit",
+                                               website="summit.com"), [])
+                    for n in range(3)
+                ),
+                ("dir-ann-minor", Person("Ann", "Lee", email="ann@summitgroup.io",
+                                         company="Summit Inc."),
+                 [{"number": FOUND_MOBILE, "type": "mobile"}]),
+                ("dir-bo-major", Person("Bo", "Kim", company="Summit LLC", website="summit.com"),
+                 [{"number": FOUND_DIRECT, "type": "direct"}]),
+            ],
+            utcnow(),
+        )  # fmt: skip
+    job, contacts = await enrich(
+        app,
+        api,
+        tenant,
+        [
+            {"firstName": "Ann", "lastName": "Lee", "companyAccount": "Summit"},
+            {"firstName": "Bo", "lastName": "Kim", "companyAccount": "Summit"},
+            # Named with its own domain, the smaller Summit's Ann Lee is found.
+            {"firstName": "Ann", "lastName": "Lee", "companyAccount": "Summit",
+             "website": "summitgroup.io"},
+        ],
+    )  # fmt: skip
+    found = sorted(
+        ((c["firstName"], c.get("website"), c["enrichmentContactId"]) for c in contacts),
+        key=repr,
+    )
+    assert found == [
+        ("Ann", None, None),
+        ("Ann", "summitgroup.io", "dir-ann-minor"),
+        ("Bo", None, "dir-bo-major"),
+    ]
+    assert job["status"] == "Finalized"
+
+
+async def test_a_batch_matches_each_contact_to_its_own_record(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    count = 60
+    async with db.unit_of_work() as session:
+        await add_directory_people(
+            session,
+            [
+                (
+                    f"dir-{n}",
+                    Person(f"First{n}", f"Last{n}", email=f"person{n}@initech.com",
+                           company="Initech"),
+                    [{"number": f"+1212555{2000 + n:04d}", "type": "mobile"}],
+                )
+                for n in range(count)
+            ],
+            utcnow(),
+        )  # fmt: skip
+    contacts_in = []
+    for n in range(count):
+        # By email, by name and company, and by name and website in turn.
+        contact: dict[str, Any] = {"firstName": f"First{n}", "lastName": f"Last{n}"}
+        if n % 3 == 0:
+            contact["email"] = f"Person{n}+crm@Initech.com"
+            contact["companyAccount"] = "Initech"
+        elif n % 3 == 1:
+            contact["companyAccount"] = "INITECH, Inc."
+        else:
+            contact["website"] = "https://initech.com/about"
+        contacts_in.append(contact)
+    job, contacts = await enrich(app, api, tenant, contacts_in)
+    assert job["status"] == "Finalized"
+    assert len(contacts) == count
+    for contact in contacts:
+        n = int(contact["firstName"].removeprefix("First"))
+        assert contact["enrichmentContactId"] == f"dir-{n}"
+        assert [p["number"] for p in contact["phones"]] == [f"+1212555{2000 + n:04d}"]
+
+
+async def test_history_finds_an_address_written_another_way(
+    app: FastAPI, api: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    scored = await submit(
+        api,
+        tenant,
+        [{"firstName": "Dana", "lastName": "Scully", "email": "dana.scully@gmail.com",
+          "phone": FOUND_DIRECT}],
+    )  # fmt: skip
+    assert scored.status_code == 200, scored.text
+    await settle(app)
+    job, contacts = await enrich(
+        app,
+        api,
+        tenant,
+        [{"firstName": "Dana", "lastName": "Scully", "email": "DanaScully+work@googlemail.com",
+          "companyAccount": "FBI"}],
+    )  # fmt: skip
+    assert job["status"] == "Finalized", contacts
+    assert [p["number"] for p in contacts[0]["phones"]] == [FOUND_DIRECT]

@@ -57,13 +57,12 @@ from typing import IO, Any
 import phonenumbers
 
 from dialscore.enrichment.matching import (
+    Person,
     company_domain,
     company_linkedin_slug,
     company_name_key,
-    email_key,
-    last_name_key,
-    linkedin_slug,
     name_tokens,
+    record_keys,
 )
 from dialscore.scoring.imports import (
     MAX_EXAMPLES,
@@ -109,6 +108,7 @@ _FIRST, _LAST, _EMAIL, _LINKEDIN, _COMPANY, _WEBSITE, _COMPANY_PAGE, _TITLE = ra
 COLUMNS = (
     "id", "first_name", "last_name", "email", "linkedin_url", "company", "website",
     "company_linkedin_url", "title", "phones", "email_key", "linkedin_key", "last_name_key",
+    "company_key", "first_initial", "company_name_key", "company_domain",
 )  # fmt: skip
 TABLE = "directory_people"
 
@@ -375,10 +375,8 @@ def build_row(
         for name, value, width in zip(FIELDS, values, WIDTHS, strict=True):
             if value is not None and len(value) > width:
                 raise _RowError(f"{name} is longer than {width} characters")
-    # The keys of matching.lookup_keys, from the fields at hand.
-    email = email_key(values[_EMAIL])
-    linkedin = linkedin_slug(values[_LINKEDIN])
-    last_name = last_name_key(values[_LAST])
+    keys = record_keys(Person(*values[:_TITLE]))
+    email, linkedin, last_name = keys.email, keys.linkedin, keys.last_name
     if record_id is None:
         if linkedin is not None:
             record_id = _digest("li", linkedin)
@@ -390,7 +388,29 @@ def build_row(
         if company is None:
             raise _RowError(_NO_IDENTITY)
         record_id = record_id or _digest("nc", f"{first}|{last_name}|{company}")
-    return (record_id, *values, _phones_json(phones, line, counts), email, linkedin, last_name)
+    return (
+        record_id,
+        *values,
+        _phones_json(phones, line, counts),
+        email,
+        linkedin,
+        last_name,
+        keys.company,
+        keys.initial,
+        keys.company_name,
+        keys.company_domain,
+    )
+
+
+# Every import recounts the people of each company name and domain (names seen with several
+# domains are borne by several companies: enrichment.matching.dominant_domains).
+COMPANY_DOMAINS_SQL = (
+    "DELETE FROM directory_company_domains",
+    "INSERT INTO directory_company_domains (name_key, domain, people) "
+    "SELECT company_name_key, company_domain, count(*) FROM directory_people "
+    "WHERE company_name_key IS NOT NULL AND company_domain IS NOT NULL "
+    "GROUP BY company_name_key, company_domain",
+)
 
 
 # -- blocks of lines --------------------------------------------------------------------------
@@ -884,6 +904,18 @@ def _email_order(row: Row) -> str:
     return row[_EMAIL_KEY_AT] or ""
 
 
+def _count_company_domains(conn: _Connection) -> None:
+    if conn.sqlite is not None:
+        with _sqlite_transaction(conn.sqlite):
+            for statement in COMPANY_DOMAINS_SQL:
+                conn.sqlite.execute(statement)
+    else:
+        assert conn.postgres is not None
+        with conn.postgres.transaction():
+            for statement in COMPANY_DOMAINS_SQL:
+                conn.postgres.execute(statement)
+
+
 def import_directory(
     url: str,
     path: Path,
@@ -935,6 +967,7 @@ def import_directory(
                 progress("reading", position, size)
         if kind == "csv" and parser.layout is None:
             csv_layout([])  # no header at all: raises, saying what the file needs
+        _count_company_domains(conn)
         if conn.postgres is not None:
             _analyze(conn.postgres, TABLE)
         progress("reading", size, size)

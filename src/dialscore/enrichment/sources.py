@@ -1,114 +1,273 @@
 """The sources that read our own data: the client's other contacts (history) and the
-operator's imported directory. Candidates are found by lookup keys, then confirmed by the
-pure matcher; below the confidence threshold there is no match."""
+operator's imported directory. Candidates are found by lookup keys, a batch of contacts at
+once, then confirmed by the pure matcher; below the confidence threshold there is no match.
+
+A batch is looked up in two rounds: first by email, LinkedIn profile, and company key with
+initial and last name; then, for the contacts still unmatched, by company key and initial
+(a typo in the last name)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import structlog
+from sqlalchemy import Row
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment import repository as repo
-from dialscore.enrichment.matching import Person, best_match, lookup_keys, person_from_fields
+from dialscore.enrichment.matching import (
+    Keys,
+    Person,
+    best_match,
+    company_name_key,
+    dominant_domains,
+    lookup_keys,
+    person_from_fields,
+)
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
 from dialscore.kit.db import Database
-
-log = structlog.get_logger(__name__)
+from dialscore.models import Contact
 
 _TYPES = ("mobile", "direct", "hq", "other")
-
-
-def _best(
-    query: Person, candidates: Sequence[tuple[str, Person, list[FoundPhone]]], threshold: float
-) -> tuple[str, float, list[FoundPhone]] | None:
-    """The matched candidate with numbers; none when two same-named colleagues tie."""
-    usable = [c for c in candidates if c[2]]
-    found = best_match(query, [person for _, person, _ in usable], min_confidence=threshold)
-    if found is None:
-        return None
-    position, matched = found
-    record_id, _, phones = usable[position]
-    return record_id, matched.confidence, phones
 
 
 def _hint(value: Any) -> str | None:
     return value if value in _TYPES else None
 
 
-class HistorySource:
+class _Candidate:
+    """A stored record found by its keys; read into a person and numbers only when a query
+    is compared with it."""
+
+    __slots__ = ("_read", "_record", "company", "email", "initial", "last_name", "linkedin",
+                 "record_id", "row")  # fmt: skip
+
+    def __init__(
+        self,
+        row: Any,
+        read: Callable[[Any], tuple[Person, tuple[FoundPhone, ...]]],
+        keys: tuple[str, str | None, str | None, str | None, str | None, str | None],
+    ) -> None:
+        self.row = row
+        self._read = read
+        self._record: tuple[Person, tuple[FoundPhone, ...]] | None = None
+        (self.record_id, self.email, self.linkedin, self.company, self.initial,
+         self.last_name) = keys  # fmt: skip
+
+    def _loaded(self) -> tuple[Person, tuple[FoundPhone, ...]]:
+        if self._record is None:
+            self._record = self._read(self.row)
+        return self._record
+
+    @property
+    def person(self) -> Person:
+        return self._loaded()[0]
+
+    @property
+    def phones(self) -> tuple[FoundPhone, ...]:
+        return self._loaded()[1]
+
+
+class _Pool:
+    """A batch's candidates, by the keys they were found by."""
+
+    def __init__(self, candidates: Sequence[_Candidate]) -> None:
+        self.by_email: dict[str, list[_Candidate]] = {}
+        self.by_profile: dict[str, list[_Candidate]] = {}
+        self.by_name: dict[tuple[str | None, ...], list[_Candidate]] = {}
+        self.by_initial: dict[tuple[str | None, ...], list[_Candidate]] = {}
+        for c in candidates:
+            if c.email:
+                self.by_email.setdefault(c.email, []).append(c)
+            if c.linkedin:
+                self.by_profile.setdefault(c.linkedin, []).append(c)
+            self.by_name.setdefault((c.company, c.initial, c.last_name), []).append(c)
+            self.by_initial.setdefault((c.company, c.initial), []).append(c)
+
+    def found(self, keys: Keys, *, typo: bool) -> list[_Candidate]:
+        """The candidates a query's keys find: by email, profile, or company key, initial and
+        last name; with ``typo``, by company key and initial."""
+        groups: list[list[_Candidate]] = []
+        if typo:
+            # A typo seldom changes a name's first letter: only those sharing it are compared.
+            start = (keys.last_name or " ")[0]
+            groups += [
+                [c for c in self.by_initial.get(pair, []) if (c.last_name or " ")[0] == start]
+                for pair in repo.initial_pairs(keys)
+            ]
+        else:
+            if keys.email:
+                groups.append(self.by_email.get(keys.email, []))
+            if keys.linkedin:
+                groups.append(self.by_profile.get(keys.linkedin, []))
+            groups += [self.by_name.get(triple, []) for triple in repo.name_triples(keys)]
+        seen: dict[str, _Candidate] = {}
+        for group in groups:
+            for c in group:
+                seen.setdefault(c.record_id, c)
+        return list(seen.values())
+
+
+class _KeyedSource:
+    """A source of stored records with lookup keys: finds the batch's candidates, then the
+    best match of each contact."""
+
+    name = ""
+
+    def __init__(self, db: Database, min_confidence: float) -> None:
+        self.db = db
+        self.min_confidence = min_confidence
+
+    async def _candidates(
+        self, session: AsyncSession, request: EnrichmentRequest, batch: Sequence[Keys], typo: bool
+    ) -> list[_Candidate]:
+        raise NotImplementedError
+
+    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
+        (found,) = await self.find_many([request])
+        return found
+
+    async def find_many(self, requests: Sequence[EnrichmentRequest]) -> list[Enrichment | None]:
+        queries = [person_from_fields(request.fields) for request in requests]
+        keys = [lookup_keys(query) for query in queries]
+        results: list[Enrichment | None] = [None] * len(requests)
+        # Requests of one batch belong to one client (one job); grouped to be sure.
+        groups: dict[str, list[int]] = {}
+        for i, request in enumerate(requests):
+            if keys[i].any:
+                groups.setdefault(request.client_id, []).append(i)
+        async with self.db.read() as session:
+            for members in groups.values():
+                await self._match_group(session, requests, queries, keys, members, results)
+        return results
+
+    async def _match_group(
+        self,
+        session: AsyncSession,
+        requests: Sequence[EnrichmentRequest],
+        queries: Sequence[Person],
+        keys: Sequence[Keys],
+        members: list[int],
+        results: list[Enrichment | None],
+    ) -> None:
+        first = requests[members[0]]
+        pool = _Pool(await self._candidates(session, first, [keys[i] for i in members], False))
+        found = {i: pool.found(keys[i], typo=False) for i in members}
+        dominant = await self._dominant(session, queries, found.values())
+        unmatched = []
+        for i in members:
+            results[i] = self._best(requests[i], queries[i], found[i], dominant)
+            if results[i] is None and keys[i].companies and keys[i].initials:
+                unmatched.append(i)
+        if not unmatched:
+            return
+        more = _Pool(await self._candidates(session, first, [keys[i] for i in unmatched], True))
+        for i in unmatched:
+            known = {c.record_id for c in found[i]}
+            found[i] = found[i] + [
+                c for c in more.found(keys[i], typo=True) if c.record_id not in known
+            ]
+        dominant = await self._dominant(session, queries, [found[i] for i in unmatched])
+        for i in unmatched:
+            results[i] = self._best(requests[i], queries[i], found[i], dominant)
+
+    async def _dominant(
+        self,
+        session: AsyncSession,
+        queries: Sequence[Person],
+        found: Iterable[Sequence[_Candidate]],
+    ) -> dict[str, str]:
+        people = [*queries, *(c.person for group in found for c in group)]
+        names = {company_name_key(p.company) for p in people}
+        counts = await repo.company_domain_counts(session, (n for n in names if n))
+        return dominant_domains(counts)
+
+    def _best(
+        self,
+        request: EnrichmentRequest,
+        query: Person,
+        candidates: Sequence[_Candidate],
+        dominant: Mapping[str, str],
+    ) -> Enrichment | None:
+        """The matched candidate with numbers; none when two same-named colleagues tie."""
+        usable = [c for c in candidates if c.phones and c.record_id != request.contact_id]
+        found = best_match(
+            query,
+            [c.person for c in usable],
+            min_confidence=self.min_confidence,
+            dominant_domains=dominant,
+        )
+        if found is None:
+            return None
+        position, matched = found
+        chosen = usable[position]
+        return Enrichment(chosen.phones, self._record_id(chosen), self.name, matched.confidence)
+
+    def _record_id(self, candidate: _Candidate) -> str:
+        return candidate.record_id
+
+
+class HistorySource(_KeyedSource):
     """The same person among the client's other scored contacts: their reachable numbers."""
 
     name = "history"
 
-    def __init__(self, db: Database, min_confidence: float) -> None:
-        self.db = db
-        self.min_confidence = min_confidence
+    async def _candidates(
+        self, session: AsyncSession, request: EnrichmentRequest, batch: Sequence[Keys], typo: bool
+    ) -> list[_Candidate]:
+        rows = await repo.history_rows(session, request.client_id, batch, typo=typo)
+        return [_from_contact(row) for row in rows]
 
-    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
-        query = person_from_fields(request.fields)
-        keys = lookup_keys(query)
-        if not (keys.email or keys.linkedin or keys.last_name):
-            return None
-        async with self.db.read() as session:
-            rows = await repo.history_candidates(
-                session, request.client_id, request.contact_id, keys
-            )
-        candidates = []
-        for contact_id, fields, entries in rows:
-            numbers = [
-                FoundPhone(str(p["number"]), _hint(p.get("type")))
-                for p in entries
-                if str(p.get("number") or "").startswith("+")
-                and p.get("status")
-                and not str(p["status"]).startswith("na")
-            ]
-            candidates.append((contact_id, person_from_fields(fields), numbers))
-        best = _best(query, candidates, self.min_confidence)
-        if best is None:
-            return None
-        record_id, confidence, found = best
-        return Enrichment(tuple(found), f"contact:{record_id}", self.name, confidence)
+    def _record_id(self, candidate: _Candidate) -> str:
+        return f"contact:{candidate.record_id}"
 
 
-class DirectorySource:
+class DirectorySource(_KeyedSource):
     """The same person in the operator's imported directory."""
 
     name = "directory"
 
-    def __init__(self, db: Database, min_confidence: float) -> None:
-        self.db = db
-        self.min_confidence = min_confidence
+    async def _candidates(
+        self, session: AsyncSession, request: EnrichmentRequest, batch: Sequence[Keys], typo: bool
+    ) -> list[_Candidate]:
+        rows = await repo.directory_rows(session, batch, typo=typo)
+        return [_from_directory(row) for row in rows]
 
-    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
-        query = person_from_fields(request.fields)
-        keys = lookup_keys(query)
-        if not (keys.email or keys.linkedin or keys.last_name):
-            return None
-        async with self.db.read() as session:
-            rows = await repo.directory_candidates(session, keys)
-        candidates = [
-            (
-                row.id,
-                Person(
-                    first_name=row.first_name,
-                    last_name=row.last_name,
-                    email=row.email,
-                    linkedin_url=row.linkedin_url,
-                    company=row.company,
-                    website=row.website,
-                    company_linkedin_url=row.company_linkedin_url,
-                ),
-                [
-                    FoundPhone(str(p["number"]), _hint(p.get("type")))
-                    for p in row.phones
-                    if p.get("number")
-                ],
-            )
-            for row in rows
-        ]
-        best = _best(query, candidates, self.min_confidence)
-        if best is None:
-            return None
-        record_id, confidence, phones = best
-        return Enrichment(tuple(phones), record_id, self.name, confidence)
+
+def _read_contact(row: Contact) -> tuple[Person, tuple[FoundPhone, ...]]:
+    numbers = tuple(
+        FoundPhone(str(p["number"]), _hint(p.get("type")))
+        for p in row.phones
+        if str(p.get("number") or "").startswith("+")
+        and p.get("status")
+        and not str(p["status"]).startswith("na")
+    )
+    return person_from_fields(row.fields), numbers
+
+
+def _from_contact(row: Contact) -> _Candidate:
+    keys = (row.id, row.email_key, row.linkedin_key, row.company_key, row.first_initial,
+            row.last_name_key)  # fmt: skip
+    return _Candidate(row, _read_contact, keys)
+
+
+def _read_directory(row: Row[Any]) -> tuple[Person, tuple[FoundPhone, ...]]:
+    person = Person(
+        first_name=row.first_name,
+        last_name=row.last_name,
+        email=row.email,
+        linkedin_url=row.linkedin_url,
+        company=row.company,
+        website=row.website,
+        company_linkedin_url=row.company_linkedin_url,
+    )
+    phones = tuple(
+        FoundPhone(str(p["number"]), _hint(p.get("type"))) for p in row.phones if p.get("number")
+    )
+    return person, phones
+
+
+def _from_directory(row: Row[Any]) -> _Candidate:
+    keys = (row.id, row.email_key, row.linkedin_key, row.company_key, row.first_initial,
+            row.last_name_key)  # fmt: skip
+    return _Candidate(row, _read_directory, keys)

@@ -15,7 +15,7 @@ from dialscore.enrichment.waterfall import (
     NO_DATA_FOUND,
     EnrichmentRequest,
     EnrichmentSource,
-    run_waterfall,
+    run_waterfall_many,
 )
 from dialscore.jobs import repository as repo
 from dialscore.jobs.schemas import ENRICHMENT_JOB_TYPES, TERMINAL_STATES, present_contact
@@ -87,27 +87,36 @@ class _Enriched:
 
 async def _enrich(
     job: Job,
-    contact: Contact,
+    batch: Sequence[Contact],
     sources: Sequence[EnrichmentSource],
     collect_all: bool,
-) -> _Enriched | None:
-    """The numbers enrichment found for the contact; None when it found none (rejected)."""
+) -> list[_Enriched | None]:
+    """The numbers enrichment found for each contact; None for one it found none for
+    (rejected)."""
     if job.job_type == "rescoring":
         # Scored again as they were: with the numbers enrichment found the first time.
-        return _Enriched(enriched_numbers(contact.phones), contact.enrichment_contact_id)
+        return [
+            _Enriched(enriched_numbers(contact.phones), contact.enrichment_contact_id)
+            for contact in batch
+        ]
     if job.job_type not in ENRICHMENT_JOB_TYPES:
-        return _Enriched([], None)
-    own = parse_contact_phones(dict(contact.fields))
-    request = EnrichmentRequest(
-        job.client_id,
-        contact.id,
-        contact.fields,
-        known=frozenset(p.e164 for p in own if p.e164 is not None),
-    )
-    found = await run_waterfall(sources, request, collect_all=collect_all)
-    if found is None:
-        return None
-    return _Enriched([p.number for p in found.phones], found.record_id)
+        return [_Enriched([], None) for _ in batch]
+    requests = []
+    for contact in batch:
+        own = parse_contact_phones(dict(contact.fields))
+        requests.append(
+            EnrichmentRequest(
+                job.client_id,
+                contact.id,
+                contact.fields,
+                known=frozenset(p.e164 for p in own if p.e164 is not None),
+            )
+        )
+    found = await run_waterfall_many(sources, requests, collect_all=collect_all)
+    return [
+        None if result is None else _Enriched([p.number for p in result.phones], result.record_id)
+        for result in found
+    ]
 
 
 def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
@@ -191,7 +200,7 @@ async def process_job(
         if not batch:
             break
         # Enrichment and verification call other services: outside any write transaction.
-        found = [await _enrich(job, contact, sources, collect_all) for contact in batch]
+        found = await _enrich(job, batch, sources, collect_all)
         items = [
             scoring.item(contact.id, contact.fields, enriched.numbers)
             for contact, enriched in zip(batch, found, strict=True)

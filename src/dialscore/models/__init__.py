@@ -2,7 +2,7 @@
 
 from dialscore.kit.db import Base
 from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, User
-from dialscore.models.enrichment import DirectoryPerson
+from dialscore.models.enrichment import DirectoryCompanyDomain, DirectoryPerson
 from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job
 from dialscore.models.outbox import OutboxMessage
@@ -18,6 +18,7 @@ __all__ = [
     "Contact",
     "ContactNumber",
     "CreditLedgerEntry",
+    "DirectoryCompanyDomain",
     "DirectoryPerson",
     "DncNumber",
     "IdempotencyRecord",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, String
+from sqlalchemy import JSON, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, UTCDateTime
@@ -18,7 +18,9 @@ class DirectoryPerson(Base):
     __table_args__ = (
         Index("ix_directory_people_email", "email_key"),
         Index("ix_directory_people_linkedin", "linkedin_key"),
-        Index("ix_directory_people_last_name", "last_name_key"),
+        # Name+company candidates: the same company key and initial, and mostly the same
+        # last name.
+        Index("ix_directory_people_company", "company_key", "first_initial", "last_name_key"),
     )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -32,8 +34,25 @@ class DirectoryPerson(Base):
     title: Mapped[str | None] = mapped_column(String(300), nullable=True)
     # [{"number": E.164, "type": "mobile" | "direct" | "hq" | "other" | null}]
     phones: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
-    # Lookup keys: normalised email, canonical LinkedIn slug, folded last name.
+    # Lookup keys (enrichment.matching.record_keys): normalised email, canonical LinkedIn
+    # slug, folded last name, company key, first initial.
     email_key: Mapped[str | None] = mapped_column(String(320), nullable=True)
     linkedin_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     last_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    company_key: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    first_initial: Mapped[str | None] = mapped_column(String(4), nullable=True)
+    # The company's name key and domain, counted into directory_company_domains.
+    company_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    company_domain: Mapped[str | None] = mapped_column(String(253), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class DirectoryCompanyDomain(Base):
+    """How many directory people work at each domain under each company name: a name seen
+    with several domains is borne by several companies. Rebuilt by every import."""
+
+    __tablename__ = "directory_company_domains"
+
+    name_key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    domain: Mapped[str] = mapped_column(String(253), primary_key=True)
+    people: Mapped[int] = mapped_column(Integer)

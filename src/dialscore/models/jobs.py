@@ -38,7 +38,15 @@ class Contact(Base):
     __tablename__ = "contacts"
     __table_args__ = (
         Index("ix_contacts_job_ordinal", "job_id", "ordinal", unique=True),
-        Index("ix_contacts_client_last_name", "client_id", "last_name_key"),
+        Index("ix_contacts_client_email", "client_id", "email_key"),
+        Index("ix_contacts_client_linkedin", "client_id", "linkedin_key"),
+        Index(
+            "ix_contacts_client_company",
+            "client_id",
+            "company_key",
+            "first_initial",
+            "last_name_key",
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -53,8 +61,13 @@ class Contact(Base):
     email: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     company_account: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     linkedin_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
-    # The folded last name, for finding the same person among the client's contacts.
+    # Keys for finding the same person among the client's contacts
+    # (enrichment.matching.record_keys).
     last_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    email_key: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    linkedin_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    company_key: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    first_initial: Mapped[str | None] = mapped_column(String(4), nullable=True)
     # Every known input field as submitted (strings), keyed by its API name.
     fields: Mapped[dict[str, Any]] = mapped_column(JSON)
     unmapped_fields: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
-from dialscore.enrichment.matching import last_name_key
+from dialscore.enrichment.matching import person_from_fields, record_keys
 from dialscore.jobs import repository as jobs_repo
 from dialscore.jobs import service as jobs_service
 from dialscore.jobs.schemas import TERMINAL_STATES
@@ -108,6 +108,7 @@ def _credits_block(
 def _contact_row(job: Job, ordinal: int, contact: PreparedContact, now: datetime) -> dict[str, Any]:
     fields = contact.fields
     score = unscored(contact.phones)
+    keys = record_keys(person_from_fields(fields))
     return {
         "id": new_id(),
         "job_id": job.id,
@@ -120,7 +121,11 @@ def _contact_row(job: Job, ordinal: int, contact: PreparedContact, now: datetime
         "email": fields.get("email"),
         "company_account": fields.get("companyAccount"),
         "linkedin_url": fields.get("linkedInUrl"),
-        "last_name_key": last_name_key(fields.get("lastName")),
+        "last_name_key": keys.last_name,
+        "email_key": keys.email,
+        "linkedin_key": keys.linkedin,
+        "company_key": keys.company,
+        "first_initial": keys.initial,
         "fields": fields,
         "unmapped_fields": contact.unmapped,
         "phones": score.phones,
@@ -316,6 +321,10 @@ async def rescore(
                 "company_account": contact.company_account,
                 "linkedin_url": contact.linkedin_url,
                 "last_name_key": contact.last_name_key,
+                "email_key": contact.email_key,
+                "linkedin_key": contact.linkedin_key,
+                "company_key": contact.company_key,
+                "first_initial": contact.first_initial,
                 "fields": contact.fields,
                 "unmapped_fields": contact.unmapped_fields,
                 "phones": score.phones,
