@@ -31,10 +31,14 @@ from dialscore.ratelimit.service import RequestLimiter
 from dialscore.scoring.providers import check_provider_settings
 from dialscore.submissions.endpoints import DOCUMENTED_MODELS as SUBMISSION_MODELS
 from dialscore.submissions.endpoints import router as submissions_router
+from dialscore.v1.endpoints import DOCUMENTED_MODELS as V1_MODELS
+from dialscore.v1.endpoints import router as v1_router
+from dialscore.v1.middleware import DeprecationMiddleware
 from dialscore.webhooks.endpoints import DOCUMENTED_MODELS as WEBHOOK_MODELS
 from dialscore.webhooks.endpoints import router as webhooks_router
 
 V2_PREFIX = "/api/public/v2"
+V1_PREFIX = "/api"
 
 RETRY_AFTER_HEADER = {
     "description": "Seconds until the exceeded tier resets, rounded up",
@@ -125,8 +129,11 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     v2.include_router(calls_router)
     app.include_router(v2)
     app.include_router(quota_router)
+    app.include_router(v1_router, prefix=V1_PREFIX)
     if limiter is not None:
         app.add_middleware(RateLimitMiddleware, limiter=limiter)
+    # Added last, so outermost: the limiter's own answers (429, 503) get the headers too.
+    app.add_middleware(DeprecationMiddleware)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -134,7 +141,12 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            models: list[type[BaseModel]] = [*SUBMISSION_MODELS, *WEBHOOK_MODELS, *CALL_MODELS]
+            models: list[type[BaseModel]] = [
+                *SUBMISSION_MODELS,
+                *WEBHOOK_MODELS,
+                *CALL_MODELS,
+                *V1_MODELS,
+            ]
             for model in models:
                 model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 components.update(model_schema.pop("$defs", {}))

@@ -149,3 +149,18 @@ def set_limits(
         return {"clientId": client, **plan.describe()}
 
     emit(run_with_db(action))
+
+
+@admin.command("show-callback-secret")
+def show_callback_secret(user: Annotated[str, typer.Option(help="User id")]) -> None:
+    """Show the secret that signs a user's version 1 contact callbacks (made on first use)."""
+    from dialscore.v1 import service as v1
+
+    async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        async with db.unit_of_work() as session:
+            secret = await v1.callback_secret(
+                session, user_id=user, server_secret=settings.resolved_secret_key
+            )
+        return {"userId": user, "callbackSecret": secret}
+
+    emit(run_with_db(action))
