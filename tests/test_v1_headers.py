@@ -167,7 +167,11 @@ async def test_openapi_marks_exactly_the_v1_operations_deprecated(api: httpx.Asy
     }
     score = paths["/api/contacts/score"]["post"]
     assert score["security"] == [{"bearerAuth": []}]
-    assert "X-RateLimit-Remaining-Day" in score["responses"]["200"]["headers"]
+    for operation in (score, paths["/api/jobs/{id}"]["get"]):
+        for response in operation["responses"].values():
+            assert {"X-RateLimit-Remaining-Day", "Deprecation", "Link"} <= set(response["headers"])
+    v2_headers = paths["/api/public/v2/jobs"]["get"]["responses"]["200"]["headers"]
+    assert "Deprecation" not in v2_headers
     body = score["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     assert body == "#/components/schemas/V1ScoreRequest"
     components = schema["components"]["schemas"]

@@ -59,6 +59,19 @@ RATE_LIMIT_HEADERS = {
 }
 
 
+# What every answer of a deprecated (version 1) operation carries besides.
+DEPRECATION_HEADERS = {
+    "Deprecation": {
+        "description": "Always true: this call is deprecated",
+        "schema": {"type": "string", "enum": ["true"]},
+    },
+    "Link": {
+        "description": 'The version 2 call that replaces this one, rel="successor-version"',
+        "schema": {"type": "string"},
+    },
+}
+
+
 def _health_router() -> APIRouter:
     router = APIRouter(tags=["health"])
 
@@ -164,6 +177,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                         operation["security"] = [{"bearerAuth": []}]
                         for code, response in operation.get("responses", {}).items():
                             response.setdefault("headers", {}).update(header_refs)
+                            if operation.get("deprecated"):
+                                response["headers"].update(DEPRECATION_HEADERS)
                             if code == "429":
                                 response["headers"]["Retry-After"] = RETRY_AFTER_HEADER
             app.openapi_schema = schema
