@@ -26,13 +26,21 @@ from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.jobs import service as jobs_service
 from dialscore.kit.db import Database
-from dialscore.models import Contact, OutboxMessage, User, WebhookAttempt, WebhookDelivery
+from dialscore.models import (
+    Contact,
+    Job,
+    OutboxMessage,
+    User,
+    WebhookAttempt,
+    WebhookDelivery,
+)
 from dialscore.v1 import service as v1
 from dialscore.webhooks import verify
 from tests.conftest import SECRET
 from tests.processes import base_env, cli_error, cli_json
 from tests.receiver import Answer, Received, running_receiver
 from tests.support import V2, Tenant, add_user, contact, make_tenant, settle, state_of
+from tests.test_v1_submissions import add_person
 
 SCORE = "/api/contacts/score"
 FLAT_PHONE_KEYS = {
@@ -347,3 +355,54 @@ async def test_each_user_has_one_sealed_secret_made_on_first_use(
         cwd=tmp_path,
     )
     assert message == "no user with id no-such-user"
+
+
+async def test_enriched_contacts_call_back_with_the_found_numbers_and_rejected_ones_do_not(
+    settings: Settings,
+) -> None:
+    async with running(settings) as service:
+        tenant = await make_tenant(service.db, SECRET)
+        await add_person(
+            service.db,
+            "dir-ann",
+            [{"number": "+12125557188", "type": "mobile"}],
+            first_name="Ann",
+            last_name="Lee",
+            company="Acme Inc.",
+        )
+        with running_receiver() as receiver:
+            found = {
+                "firstName": "Ann",
+                "lastName": "Lee",
+                "phone": "+14155550234",
+                "companyInfo": {"companyAccount": "Acme"},
+                "callbackUrl": f"{receiver.url}?ann",
+            }
+            nothing = {
+                "firstName": "Zed",
+                "lastName": "Quill",
+                "companyAccount": "Nowhere",
+                "callbackUrl": f"{receiver.url}?zed",
+            }
+            response = await service.api.post(
+                "/api/contacts/enrich", json={"contacts": [found, nothing]}, headers=tenant.headers
+            )
+            assert response.status_code == 200, response.text
+
+            async def finished() -> bool:
+                async with service.db.read() as session:
+                    job = await session.get(Job, response.json()["data"]["jobId"])
+                    return job is not None and job.status == "Finalized"
+
+            await service.until(finished)
+            received = list(receiver.received)
+    assert [r.path for r in received] == ["/hook?ann"]
+    body = received[0].json()
+    assert (body["phone"], body["phone2"], body["phone2Type"]) == (
+        "+14155550234",
+        "+12125557188",
+        "Service Enriched Phone 1",
+    )
+    assert body["phone2Status"] is not None
+    assert body["companyAccount"] == "Acme"
+    assert body["enrichmentContactId"] == "dir-ann"
