@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts.schemas import Principal
 from dialscore.kit.errors import BadRequest, NotFound
-from dialscore.kit.outbound import RefusedTarget, check_url
+from dialscore.kit.outbound import RefusedTarget, parse_target, resolve_allowed
 from dialscore.submissions import service as submissions
 from dialscore.submissions.rules import DUPLICATE, Kind, PreparedContact, Rejected, prepare
 from dialscore.v1 import repository as repo
@@ -64,25 +64,30 @@ def _flatten_company_info(element: dict[str, Any]) -> dict[str, Any] | str:
 
 
 async def _callback_reason(
-    url: str, allow_private: bool, checked: dict[str, str | None]
+    url: str, allow_private: bool, hosts: dict[tuple[str, int], str | None]
 ) -> str | None:
-    """Why a callback URL is refused, by the rules of webhook URLs (D24); None if allowed."""
-    if url not in checked:
-        if len(url) > MAX_URL:
-            checked[url] = f"callbackUrl is longer than {MAX_URL} characters"
-        else:
-            try:
-                await check_url(url, allow_private=allow_private)
-                checked[url] = None
-            except RefusedTarget as exc:
-                checked[url] = f"callbackUrl is not allowed: {exc}"
-    return checked[url]
+    """Why a callback URL is refused, by the rules of webhook URLs (D24); None if allowed.
+    ``hosts`` remembers each host's answer, so a request resolves a host once."""
+    if len(url) > MAX_URL:
+        return f"callbackUrl is longer than {MAX_URL} characters"
+    try:
+        target = parse_target(url, allow_private=allow_private)
+    except RefusedTarget as exc:
+        return f"callbackUrl is not allowed: {exc}"
+    host = (target.host, target.port)
+    if host not in hosts:
+        try:
+            await resolve_allowed(target, allow_private=allow_private)
+            hosts[host] = None
+        except RefusedTarget as exc:
+            hosts[host] = f"callbackUrl is not allowed: {exc}"
+    return hosts[host]
 
 
 async def adapt(kind: Kind, elements: Sequence[Any], *, allow_private: bool) -> list[_Adapted]:
     """Each v1 element in the shape the shared rules read: ``companyInfo`` flattened
     (enrichment), ``callbackUrl`` taken out and checked like a webhook URL."""
-    checked: dict[str, str | None] = {}
+    hosts: dict[tuple[str, int], str | None] = {}
     adapted: list[_Adapted] = []
     for element in elements:
         if not isinstance(element, dict):
@@ -99,7 +104,7 @@ async def adapt(kind: Kind, elements: Sequence[Any], *, allow_private: bool) -> 
             continue
         url = url.strip() if url else None
         if url:
-            reason = await _callback_reason(url, allow_private, checked)
+            reason = await _callback_reason(url, allow_private, hosts)
             if reason is not None:
                 adapted.append(_Adapted(element, reason=reason))
                 continue
