@@ -31,10 +31,14 @@ from dialscore.ratelimit.service import RequestLimiter
 from dialscore.scoring.providers import check_provider_settings
 from dialscore.submissions.endpoints import DOCUMENTED_MODELS as SUBMISSION_MODELS
 from dialscore.submissions.endpoints import router as submissions_router
+from dialscore.v1.endpoints import DOCUMENTED_MODELS as V1_MODELS
+from dialscore.v1.endpoints import router as v1_router
+from dialscore.v1.middleware import DeprecationMiddleware
 from dialscore.webhooks.endpoints import DOCUMENTED_MODELS as WEBHOOK_MODELS
 from dialscore.webhooks.endpoints import router as webhooks_router
 
 V2_PREFIX = "/api/public/v2"
+V1_PREFIX = "/api"
 
 RETRY_AFTER_HEADER = {
     "description": "Seconds until the exceeded tier resets, rounded up",
@@ -52,6 +56,19 @@ RATE_LIMIT_HEADERS = {
         ("Remaining", "Requests left in the current {tier} window"),
         ("Reset", "When the current {tier} window ends, in Unix seconds"),
     )
+}
+
+
+# What every answer of a deprecated (version 1) operation carries besides.
+DEPRECATION_HEADERS = {
+    "Deprecation": {
+        "description": "Always true: this call is deprecated",
+        "schema": {"type": "string", "enum": ["true"]},
+    },
+    "Link": {
+        "description": 'The version 2 call that replaces this one, rel="successor-version"',
+        "schema": {"type": "string"},
+    },
 }
 
 
@@ -125,8 +142,11 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     v2.include_router(calls_router)
     app.include_router(v2)
     app.include_router(quota_router)
+    app.include_router(v1_router, prefix=V1_PREFIX)
     if limiter is not None:
         app.add_middleware(RateLimitMiddleware, limiter=limiter)
+    # Added last, so outermost: the limiter's own answers (429, 503) get the headers too.
+    app.add_middleware(DeprecationMiddleware)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -134,7 +154,12 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            models: list[type[BaseModel]] = [*SUBMISSION_MODELS, *WEBHOOK_MODELS, *CALL_MODELS]
+            models: list[type[BaseModel]] = [
+                *SUBMISSION_MODELS,
+                *WEBHOOK_MODELS,
+                *CALL_MODELS,
+                *V1_MODELS,
+            ]
             for model in models:
                 model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 components.update(model_schema.pop("$defs", {}))
@@ -152,6 +177,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                         operation["security"] = [{"bearerAuth": []}]
                         for code, response in operation.get("responses", {}).items():
                             response.setdefault("headers", {}).update(header_refs)
+                            if operation.get("deprecated"):
+                                response["headers"].update(DEPRECATION_HEADERS)
                             if code == "429":
                                 response["headers"]["Retry-After"] = RETRY_AFTER_HEADER
             app.openapi_schema = schema

@@ -12,6 +12,7 @@ from dialscore.cli.output import emit, fail, run_with_db
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
+from dialscore.v1 import service as v1
 
 admin = typer.Typer(help="Manage clients, users, keys, credits and plans", no_args_is_help=True)
 
@@ -147,5 +148,19 @@ def set_limits(
             else:
                 plan = await service.client_plan(session, client_id=client)
         return {"clientId": client, **plan.describe()}
+
+    emit(run_with_db(action))
+
+
+@admin.command("show-callback-secret")
+def show_callback_secret(user: Annotated[str, typer.Option(help="User id")]) -> None:
+    """Show the secret that signs a user's version 1 contact callbacks (made on first use)."""
+
+    async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        async with db.unit_of_work() as session:
+            secret = await v1.callback_secret(
+                session, user_id=user, server_secret=settings.resolved_secret_key
+            )
+        return {"userId": user, "callbackSecret": secret}
 
     emit(run_with_db(action))

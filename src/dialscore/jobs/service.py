@@ -28,6 +28,7 @@ from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
+from dialscore.v1.schemas import present_v1_contact
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 from dialscore.worker import outbox
@@ -240,6 +241,16 @@ async def process_job(
                     for c in scored
                 ),
                 job_id=job.id,
+            )
+            # Version 1 contacts with a callback URL: one callback each (D27), written with
+            # the score like every event.
+            emitted += await webhooks.queue_callbacks(
+                session,
+                user_id=job.user_id,
+                job_id=job.id,
+                callbacks=[
+                    (c.callback_url, present_v1_contact(c)) for c in scored if c.callback_url
+                ],
             )
             now = utcnow()
             await repo.record_progress(

@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, Credits, UTCDateTime
@@ -49,6 +49,9 @@ class User(Base):
     email: Mapped[str] = mapped_column(String(320), unique=True)
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Signs the user's version 1 contact callbacks; sealed like webhook secrets, made when
+    # first needed.
+    callback_secret_ciphertext: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ApiKey(Base):

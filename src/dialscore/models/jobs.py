@@ -76,6 +76,8 @@ class Contact(Base):
     best_phone: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     rejected_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
     enrichment_contact_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # Version 1: where the scored contact is posted (D27).
+    callback_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     scored_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -29,7 +29,9 @@ class WebhookSubscription(Base):
 
 
 class WebhookDelivery(Base):
-    """One event for one subscription. Its id is the envelope id, the same on every retry.
+    """One event for one subscription, or one version 1 contact callback (``kind``
+    ``callback``: no subscription, the contact's ``target_url``, the user's callback secret).
+    Its id is the envelope id, the same on every retry.
 
     ``available_at`` is when the dispatcher may take it next: the time of the next attempt,
     or, while an attempt is in flight, the end of that attempt's lease."""
@@ -42,9 +44,13 @@ class WebhookDelivery(Base):
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    subscription_id: Mapped[str] = mapped_column(
-        ForeignKey("webhook_subscriptions.id", ondelete="CASCADE")
+    # webhook | callback
+    kind: Mapped[str] = mapped_column(String(16), default="webhook", server_default="webhook")
+    subscription_id: Mapped[str | None] = mapped_column(
+        ForeignKey("webhook_subscriptions.id", ondelete="CASCADE"), nullable=True
     )
+    # Where a callback goes; webhooks go to their subscription's url.
+    target_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     user_id: Mapped[str] = mapped_column(String(36))
     event_type: Mapped[str] = mapped_column(String(64))
     job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -96,16 +97,38 @@ def request_hash(body: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _credits_block(
-    kind: Kind, plan: EffectivePlan, charged: Decimal, remaining: Decimal, units: int
-) -> dict[str, Any]:
-    base = {"creditsCharged": number(charged), "creditsRemaining": number(remaining)}
+@dataclass(frozen=True)
+class OpenedJob:
+    """What accepting contacts into a job did: the job (None when nothing was accepted,
+    P1), the charge, the balance after it, and the units charged (phones or contacts)."""
+
+    job_id: str | None
+    charged: Decimal
+    remaining: Decimal
+    units: int
+
+
+def credits_block(kind: Kind, plan: EffectivePlan, opened: OpenedJob) -> dict[str, Any]:
+    base = {
+        "creditsCharged": number(opened.charged),
+        "creditsRemaining": number(opened.remaining),
+    }
     if kind == "scoring":
-        return {**base, "costPerPhone": number(plan.cost_per_phone), "phoneCount": units}
-    return {**base, "costPerContact": number(plan.cost_per_contact), "contactCount": units}
+        return {**base, "costPerPhone": number(plan.cost_per_phone), "phoneCount": opened.units}
+    return {
+        **base,
+        "costPerContact": number(plan.cost_per_contact),
+        "contactCount": opened.units,
+    }
 
 
-def _contact_row(job: Job, ordinal: int, contact: PreparedContact, now: datetime) -> dict[str, Any]:
+def _contact_row(
+    job: Job,
+    ordinal: int,
+    contact: PreparedContact,
+    now: datetime,
+    callback_url: str | None = None,
+) -> dict[str, Any]:
     fields = contact.fields
     score = unscored(contact.phones)
     keys = record_keys(person_from_fields(fields))
@@ -131,9 +154,75 @@ def _contact_row(job: Job, ordinal: int, contact: PreparedContact, now: datetime
         "phones": score.phones,
         "lead_status": score.lead_status,
         "best_phone": None,
+        "callback_url": callback_url,
         "created_at": now,
         "updated_at": now,
     }
+
+
+async def open_job(
+    session: AsyncSession,
+    *,
+    principal: Principal,
+    kind: Kind,
+    job_type: str,
+    scoring_type: str,
+    name: str | None,
+    total: int,
+    accepted: Sequence[PreparedContact],
+    now: datetime,
+    source: str = "api",
+    callback_urls: Sequence[str | None] | None = None,
+) -> OpenedJob:
+    """Charges the accepted contacts (D9) and creates their job, its contacts and the
+    message that starts processing, in the caller's transaction; no job when none is
+    accepted. ``callback_urls`` (version 1) gives each accepted contact's callback URL."""
+    plan = principal.plan
+    if kind == "scoring":
+        units = sum(c.billable_phones for c in accepted)
+        cost = plan.cost_per_phone * units
+    else:
+        units = len(accepted)
+        cost = plan.cost_per_contact * units
+    if not accepted:
+        remaining = await accounts.current_balance(session, principal.client_id)
+        return OpenedJob(None, Decimal(0), remaining, units)
+    urls = list(callback_urls) if callback_urls is not None else [None] * len(accepted)
+    job = Job(
+        id=new_id(),
+        client_id=principal.client_id,
+        user_id=principal.user_id,
+        job_type=job_type,
+        scoring_type=scoring_type,
+        name=name or f"{job_type} {now.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+        source=source,
+        status="Init",
+        total_count=total,
+        accepted_count=len(accepted),
+        processed_count=0,
+        enrichment_rejected_count=0,
+        created_at=now,
+        updated_at=now,
+    )
+    remaining = await accounts.charge(
+        session,
+        client_id=principal.client_id,
+        user_id=principal.user_id,
+        amount=cost,
+        reason=f"{kind} submission",
+        job_id=job.id,
+    )
+    jobs_repo.add_job(session, job)
+    await session.flush()
+    await jobs_repo.insert_contacts(
+        session,
+        [
+            _contact_row(job, i, c, now, url)
+            for i, (c, url) in enumerate(zip(accepted, urls, strict=True), start=1)
+        ],
+    )
+    schedule_processing(session, job.id)
+    return OpenedJob(job.id, cost, remaining, units)
 
 
 async def replay(
@@ -192,59 +281,25 @@ async def submit(
     results = prepare(kind, request.contacts)
     accepted = [r for r in results if isinstance(r, PreparedContact)]
     rejected = [r.record for r in results if isinstance(r, Rejected)]
-    plan = principal.plan
-    if kind == "scoring":
-        units = sum(c.billable_phones for c in accepted)
-        cost = plan.cost_per_phone * units
-    else:
-        units = len(accepted)
-        cost = plan.cost_per_contact * units
-
-    job_id: str | None = None
-    if accepted:
-        job_type = _JOB_TYPES[(kind, request.scoring_type)]
-        job = Job(
-            id=new_id(),
-            client_id=principal.client_id,
-            user_id=principal.user_id,
-            job_type=job_type,
-            scoring_type=request.scoring_type,
-            name=request.name or f"{job_type} {now.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-            source=source,
-            status="Init",
-            total_count=len(results),
-            accepted_count=len(accepted),
-            processed_count=0,
-            enrichment_rejected_count=0,
-            created_at=now,
-            updated_at=now,
-        )
-        remaining = await accounts.charge(
-            session,
-            client_id=principal.client_id,
-            user_id=principal.user_id,
-            amount=cost,
-            reason=f"{kind} submission",
-            job_id=job.id,
-        )
-        jobs_repo.add_job(session, job)
-        await session.flush()
-        await jobs_repo.insert_contacts(
-            session, [_contact_row(job, i, c, now) for i, c in enumerate(accepted, start=1)]
-        )
-        schedule_processing(session, job.id)
-        job_id = job.id
-    else:
-        cost = Decimal(0)
-        remaining = await accounts.current_balance(session, principal.client_id)
-
+    opened = await open_job(
+        session,
+        principal=principal,
+        kind=kind,
+        job_type=_JOB_TYPES[(kind, request.scoring_type)],
+        scoring_type=request.scoring_type,
+        name=request.name,
+        total=len(results),
+        accepted=accepted,
+        now=now,
+        source=source,
+    )
     response = {
         "data": {
             "totalRecordCount": len(results),
             "acceptedRecordCount": len(accepted),
-            "jobId": job_id,
+            "jobId": opened.job_id,
         },
-        "credits": _credits_block(kind, plan, cost, remaining, units),
+        "credits": credits_block(kind, principal.plan, opened),
         "error": (
             {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None
         ),
@@ -343,6 +398,6 @@ async def rescore(
             "acceptedRecordCount": len(contacts),
             "jobId": job.id,
         },
-        "credits": _credits_block("scoring", plan, cost, remaining, units),
+        "credits": credits_block("scoring", plan, OpenedJob(job.id, cost, remaining, units)),
         "error": None,
     }

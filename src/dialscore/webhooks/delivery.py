@@ -28,7 +28,7 @@ from dialscore.webhooks import repository as repo
 from dialscore.webhooks import sign
 from dialscore.webhooks.policy import RetryPolicy, classify, parse_retry_after, parse_schedule
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter
-from dialscore.webhooks.schemas import envelope_bytes
+from dialscore.webhooks.schemas import delivery_body
 from dialscore.webhooks.service import secret_box
 
 log = structlog.get_logger(__name__)
@@ -214,6 +214,11 @@ class Dispatcher:
             urls = {c.delivery_id: c.url for c in candidates if c.delivery_id in chosen}
             for delivery, sealed in leased:
                 key, origin, rate = chosen[delivery.id]
+                if sealed is None:
+                    await repo.fail_undeliverable(
+                        session, delivery.id, error="cannot sign: no callback secret", now=now
+                    )
+                    continue
                 try:
                     secret = self.box.open(sealed)
                 except ValueError:
@@ -233,7 +238,7 @@ class Dispatcher:
                         rate=rate,
                         url=urls[delivery.id],
                         secret=secret,
-                        body=envelope_bytes(delivery),
+                        body=delivery_body(delivery),
                         attempts=delivery.attempts,
                         first_attempt_at=delivery.first_attempt_at,
                     )

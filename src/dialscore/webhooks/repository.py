@@ -7,12 +7,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import and_, case, delete, exists, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from dialscore.models import Client, Plan, WebhookAttempt, WebhookDelivery, WebhookSubscription
-from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED, TEST_EVENT
+from dialscore.models import (
+    Client,
+    Plan,
+    User,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookSubscription,
+)
+from dialscore.webhooks.schemas import CALLBACK, CONTACT_SCORED, JOB_COMPLETED, TEST_EVENT
 
 
 def add_subscription(session: AsyncSession, subscription: WebhookSubscription) -> None:
@@ -145,8 +152,8 @@ class Candidate:
 async def due_candidates(
     session: AsyncSession, *, now: datetime, limit: int, skip_locked: bool
 ) -> list[Candidate]:
-    """Due deliveries of active subscriptions, oldest first, locked for this transaction;
-    only what choosing among them needs (no payloads).
+    """Due deliveries of active subscriptions and due callbacks, oldest first, locked for
+    this transaction; only what choosing among them needs (no payloads).
 
     A job.completed waits while contact events of its job to the same subscription are
     still pending, so receivers get it after them."""
@@ -164,17 +171,22 @@ async def due_candidates(
             WebhookDelivery.id,
             WebhookDelivery.user_id,
             WebhookDelivery.event_type,
-            WebhookSubscription.url,
+            func.coalesce(WebhookDelivery.target_url, WebhookSubscription.url),
             Plan,
             Client.overrides,
         )
-        .join(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
-        .join(Client, Client.id == WebhookSubscription.client_id)
+        .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
+        .join(User, User.id == WebhookDelivery.user_id)
+        .join(Client, Client.id == User.client_id)
         .join(Plan, Plan.name == Client.plan_name)
         .where(
             WebhookDelivery.state == "pending",
             WebhookDelivery.available_at <= now,
-            or_(WebhookSubscription.status == "active", WebhookDelivery.event_type == TEST_EVENT),
+            or_(
+                WebhookDelivery.kind == CALLBACK,
+                WebhookSubscription.status == "active",
+                WebhookDelivery.event_type == TEST_EVENT,
+            ),
             ~and_(WebhookDelivery.event_type == JOB_COMPLETED, contact_events_pending),
         )
         .order_by(WebhookDelivery.available_at, WebhookDelivery.id)
@@ -187,8 +199,9 @@ async def due_candidates(
 
 async def lease(
     session: AsyncSession, delivery_ids: list[str], *, until: datetime
-) -> list[tuple[WebhookDelivery, str]]:
-    """Leases the chosen deliveries; each with its subscription's sealed secret."""
+) -> list[tuple[WebhookDelivery, str | None]]:
+    """Leases the chosen deliveries; each with its sealed signing secret: the subscription's,
+    or for a callback its user's callback secret."""
     if not delivery_ids:
         return []
     await session.execute(
@@ -196,9 +209,14 @@ async def lease(
         .where(WebhookDelivery.id.in_(delivery_ids))
         .values(available_at=until)
     )
+    sealed = case(
+        (WebhookDelivery.kind == CALLBACK, User.callback_secret_ciphertext),
+        else_=WebhookSubscription.secret_ciphertext,
+    )
     rows = await session.execute(
-        select(WebhookDelivery, WebhookSubscription.secret_ciphertext)
-        .join(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
+        select(WebhookDelivery, sealed)
+        .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
+        .join(User, User.id == WebhookDelivery.user_id)
         .where(WebhookDelivery.id.in_(delivery_ids))
     )
     return [(row[0], row[1]) for row in rows.all()]

@@ -13,6 +13,10 @@ from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscriptio
 CONTACT_SCORED = "job.contact.scored"
 JOB_COMPLETED = "job.completed"
 TEST_EVENT = "webhook.test"
+# The event type of version 1 contact callbacks (D27): their own rate key, beside the events.
+CALLBACK_EVENT = "contact.callback"
+WEBHOOK = "webhook"
+CALLBACK = "callback"
 EVENT_TYPES = (CONTACT_SCORED, JOB_COMPLETED)
 STATUSES = ("active", "inactive")
 API_VERSION = "v2"
@@ -69,6 +73,14 @@ def envelope_bytes(delivery: WebhookDelivery) -> bytes:
         "id": delivery.id,
     }
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def delivery_body(delivery: WebhookDelivery) -> bytes:
+    """The bytes every attempt of a delivery sends: the event envelope of a webhook, the
+    contact itself of a version 1 callback."""
+    if delivery.kind == CALLBACK:
+        return json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return envelope_bytes(delivery)
 
 
 # -- documented models ----------------------------------------------------------------------------

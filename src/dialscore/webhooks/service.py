@@ -16,7 +16,14 @@ from dialscore.kit.errors import BadRequest, NotFound
 from dialscore.kit.outbound import RefusedTarget, check_url
 from dialscore.models import WebhookDelivery, WebhookSubscription
 from dialscore.webhooks import repository as repo
-from dialscore.webhooks.schemas import EVENT_TYPES, STATUSES, TEST_EVENT
+from dialscore.webhooks.schemas import (
+    CALLBACK,
+    CALLBACK_EVENT,
+    EVENT_TYPES,
+    STATUSES,
+    TEST_EVENT,
+    WEBHOOK,
+)
 
 MAX_NAME = 200
 MAX_URL = 2048
@@ -129,16 +136,20 @@ async def delete_subscription(
 
 def delivery_row(
     *,
-    subscription_id: str,
+    subscription_id: str | None,
     user_id: str,
     event_type: str,
     payload: dict[str, Any],
     job_id: str | None,
     now: datetime,
+    kind: str = WEBHOOK,
+    target_url: str | None = None,
 ) -> dict[str, Any]:
     return {
         "id": new_id(),
+        "kind": kind,
         "subscription_id": subscription_id,
+        "target_url": target_url,
         "user_id": user_id,
         "event_type": event_type,
         "job_id": job_id,
@@ -178,6 +189,33 @@ async def emit(
         )
         for payload in payloads
         for sid in listeners
+    ]
+    await repo.insert_deliveries(session, rows)
+    return len(rows)
+
+
+async def queue_callbacks(
+    session: AsyncSession,
+    *,
+    user_id: str,
+    job_id: str,
+    callbacks: Iterable[tuple[str, dict[str, Any]]],
+) -> int:
+    """Writes one callback delivery per (url, body) in the caller's transaction: a version 1
+    contact posted to its own callback URL, through the same engine as webhooks (D27)."""
+    now = utcnow()
+    rows = [
+        delivery_row(
+            subscription_id=None,
+            user_id=user_id,
+            event_type=CALLBACK_EVENT,
+            payload=body,
+            job_id=job_id,
+            now=now,
+            kind=CALLBACK,
+            target_url=url,
+        )
+        for url, body in callbacks
     ]
     await repo.insert_deliveries(session, rows)
     return len(rows)
