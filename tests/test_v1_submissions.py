@@ -10,10 +10,11 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
-from dialscore.enrichment.matching import Person, lookup_keys
+from dialscore.enrichment.matching import Person
+from dialscore.enrichment.repository import add_directory_people
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.models import Contact, DirectoryPerson, Job
+from dialscore.models import Contact, Job
 from tests.conftest import SECRET
 from tests.support import (
     V2,
@@ -342,19 +343,8 @@ async def test_enrich_rule_rejects_with_the_d6_reasons_and_counts_duplicates(
 
 
 async def add_person(db: Database, record_id: str, phones: list[dict[str, Any]], **kw: str) -> None:
-    keys = lookup_keys(Person(**kw))
     async with db.unit_of_work() as session:
-        session.add(
-            DirectoryPerson(
-                id=record_id,
-                phones=phones,
-                email_key=keys.email,
-                linkedin_key=keys.linkedin,
-                last_name_key=keys.last_name,
-                updated_at=utcnow(),
-                **kw,
-            )
-        )
+        await add_directory_people(session, [(record_id, Person(**kw), phones)], utcnow())
 
 
 async def test_company_info_fills_the_flat_fields_and_the_job_runs_the_waterfall(
