@@ -37,6 +37,15 @@ async def enrich(
     return job, listed.json()["data"]["contacts"]
 
 
+async def score_first(
+    app: FastAPI, api: httpx.AsyncClient, tenant: Tenant, contact: dict[str, Any]
+) -> None:
+    """Scores one contact, so that it is in the client's history."""
+    scored = await submit(api, tenant, [contact])
+    assert scored.status_code == 200, scored.text
+    await settle(app)
+
+
 async def test_directory_match_appends_new_numbers(
     app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
@@ -90,14 +99,13 @@ async def test_a_namesake_at_another_company_is_never_matched(
 async def test_history_finds_the_same_person_among_the_clients_contacts(
     app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    scored = await submit(
+    await score_first(
+        app,
         api,
         tenant,
-        [{"firstName": "Robert", "lastName": "Núñez", "companyAccount": "Initech LLC",
-          "phone": FOUND_DIRECT}],
+        {"firstName": "Robert", "lastName": "Núñez", "companyAccount": "Initech LLC",
+         "phone": FOUND_DIRECT},
     )  # fmt: skip
-    assert scored.status_code == 200, scored.text
-    await settle(app)
     job, contacts = await enrich(
         app,
         api,
@@ -236,14 +244,13 @@ async def test_a_batch_matches_each_contact_to_its_own_record(
 async def test_history_finds_an_address_written_another_way(
     app: FastAPI, api: httpx.AsyncClient, tenant: Tenant
 ) -> None:
-    scored = await submit(
+    await score_first(
+        app,
         api,
         tenant,
-        [{"firstName": "Dana", "lastName": "Scully", "email": "dana.scully@gmail.com",
-          "phone": FOUND_DIRECT}],
+        {"firstName": "Dana", "lastName": "Scully", "email": "dana.scully@gmail.com",
+         "phone": FOUND_DIRECT},
     )  # fmt: skip
-    assert scored.status_code == 200, scored.text
-    await settle(app)
     job, contacts = await enrich(
         app,
         api,
