@@ -23,6 +23,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
+from dialscore.kit.paced_http import TokenBucket
 from dialscore.scoring.providers import (
     LINE_TYPES,
     ProviderUnavailable,
@@ -30,7 +31,7 @@ from dialscore.scoring.providers import (
     VerificationProvider,
     providers_from_settings,
 )
-from dialscore.scoring.twilio import TWILIO_LINE_TYPES, TokenBucket, TwilioLookup
+from dialscore.scoring.twilio import TWILIO_LINE_TYPES, TwilioLookup
 
 SID = "AC" + "0123456789abcdef" * 2
 TOKEN = "fake-auth-token"

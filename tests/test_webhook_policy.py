@@ -16,12 +16,12 @@ import redis.asyncio as aioredis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dialscore.kit.paced_http import parse_retry_after
 from dialscore.webhooks.policy import (
     DEFAULT_SCHEDULE,
     RETRY_WINDOW,
     RetryPolicy,
     classify,
-    parse_retry_after,
     parse_schedule,
 )
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter

@@ -8,14 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import structlog
 
-from dialscore.enrichment.paced_client import PacedClient, error_message
 from dialscore.enrichment.providers import found_phones
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
+from dialscore.kit.paced_http import Clock, PacedClient, Sleep
 from dialscore.scoring.numbers import DEFAULT_REGION
-from dialscore.scoring.twilio import Clock, Sleep
 
 log = structlog.get_logger(__name__)
 
@@ -128,29 +126,16 @@ class ApolloPeopleMatch:
         if body is None:
             log.debug("apollo_match_skipped", contact_id=request.contact_id, reason="too little")
             return None
-        response = await self._client.send(
-            "POST", MATCH_PATH, json=body, contact_id=request.contact_id
+        answer = await self._client.fetch_json(
+            "POST",
+            MATCH_PATH,
+            events="apollo_match",
+            subject={"contact_id": request.contact_id},
+            json=body,
         )
-        if response is None or response.status_code == 404:
+        if answer is None:
             return None
-        if response.status_code != 200:
-            log.warning(
-                "apollo_match_rejected",
-                contact_id=request.contact_id,
-                status=response.status_code,
-                message=error_message(response),
-            )
-            return None
-        return self._read(request.contact_id, response)
-
-    def _read(self, contact_id: str, response: httpx.Response) -> Enrichment | None:
-        try:
-            answer = response.json()
-        except ValueError:
-            answer = None
-        if not isinstance(answer, dict):
-            log.warning("apollo_match_unreadable", contact_id=contact_id)
-            return None
+        contact_id = request.contact_id
         person = answer.get("person")
         if not isinstance(person, dict):
             log.debug("apollo_match_none", contact_id=contact_id)

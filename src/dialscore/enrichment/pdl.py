@@ -13,12 +13,11 @@ from typing import Any
 import httpx
 import structlog
 
-from dialscore.enrichment.paced_client import PacedClient, error_message, retry_after_header
 from dialscore.enrichment.providers import found_phones
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
 from dialscore.kit.clock import utcnow
+from dialscore.kit.paced_http import Clock, PacedClient, Sleep, retry_after_header
 from dialscore.scoring.numbers import DEFAULT_REGION
-from dialscore.scoring.twilio import Clock, Sleep
 
 log = structlog.get_logger(__name__)
 
@@ -147,29 +146,19 @@ class PeopleDataLabs:
             return None
         params["min_likelihood"] = str(self._min_likelihood)
         params["required"] = REQUIRED
-        response = await self._client.send(
-            "GET", ENRICH_PATH, params=params, contact_id=request.contact_id
+        body = await self._client.fetch_json(
+            "GET",
+            ENRICH_PATH,
+            events="pdl_enrich",
+            subject={"contact_id": request.contact_id},
+            params=params,
         )
-        if response is None or response.status_code == 404:
+        if body is None:
             return None
-        if response.status_code != 200:
-            log.warning(
-                "pdl_enrich_rejected",
-                contact_id=request.contact_id,
-                status=response.status_code,
-                message=error_message(response),
-            )
-            return None
-        return self._read(request.contact_id, response)
-
-    def _read(self, contact_id: str, response: httpx.Response) -> Enrichment | None:
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        data = body.get("data") if isinstance(body, dict) else None
-        if not isinstance(body, dict) or not isinstance(data, dict):
-            log.warning("pdl_enrich_unreadable", contact_id=contact_id)
+        contact_id = request.contact_id
+        data = body.get("data")
+        if not isinstance(data, dict):
+            log.warning("pdl_enrich_unreadable", reason="no data", contact_id=contact_id)
             return None
         mobile = data.get("mobile_phone")
         others = data.get("phone_numbers")

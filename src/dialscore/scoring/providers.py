@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from dialscore.kit.paced_http import ProviderUnavailable
 from dialscore.scoring.evidence import VERIFIED_LINE_TYPES, Verification
 
 # Our vocabulary of line types; every provider maps its own onto these.
@@ -13,15 +14,6 @@ __all__ = ["LINE_TYPES", "ProviderUnavailable", "Verification", "VerificationPro
 
 if TYPE_CHECKING:
     from dialscore.config import Settings
-
-
-class ProviderUnavailable(Exception):
-    """The provider cannot answer at all (down, unreachable or misconfigured)."""
-
-    def __init__(self, provider: str, reason: str) -> None:
-        super().__init__(f"{provider}: {reason}")
-        self.provider = provider
-        self.reason = reason
 
 
 class VerificationProvider(Protocol):

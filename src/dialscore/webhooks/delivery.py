@@ -24,9 +24,10 @@ from dialscore.config import Settings
 from dialscore.kit import outbound
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
+from dialscore.kit.paced_http import parse_retry_after
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import sign
-from dialscore.webhooks.policy import RetryPolicy, classify, parse_retry_after, parse_schedule
+from dialscore.webhooks.policy import RetryPolicy, classify, parse_schedule
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter
 from dialscore.webhooks.schemas import delivery_body
 from dialscore.webhooks.service import secret_box

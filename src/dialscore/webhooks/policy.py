@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import Literal
 
 # Seconds to wait after each failed attempt: the eleventh attempt comes about three days
@@ -28,21 +27,6 @@ def classify(status_code: int | None) -> Outcome:
     if status_code in (408, 429) or status_code >= 500:
         return "retry"
     return "failed"
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - now).total_seconds())
 
 
 @dataclass(frozen=True)
