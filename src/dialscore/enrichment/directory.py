@@ -402,14 +402,18 @@ def build_row(
     )
 
 
-# Every import recounts the people of each company name and domain (names seen with several
-# domains are borne by several companies: enrichment.matching.dominant_domains).
+# Every import finds again the company names the directory shows with several domains (borne
+# by several companies), each with the domain most of its people work at (of equals, the
+# first in order): what enrichment.matching.dominant_domains makes of the counts.
 COMPANY_DOMAINS_SQL = (
     "DELETE FROM directory_company_domains",
     "INSERT INTO directory_company_domains (name_key, domain, people) "
-    "SELECT company_name_key, company_domain, count(*) FROM directory_people "
+    "SELECT name_key, domain, people FROM (SELECT company_name_key AS name_key, "
+    "company_domain AS domain, count(*) AS people, row_number() OVER (PARTITION BY "
+    "company_name_key ORDER BY count(*) DESC, company_domain) AS rank, count(*) OVER "
+    "(PARTITION BY company_name_key) AS domains FROM directory_people "
     "WHERE company_name_key IS NOT NULL AND company_domain IS NOT NULL "
-    "GROUP BY company_name_key, company_domain",
+    "GROUP BY company_name_key, company_domain) AS counted WHERE rank = 1 AND domains > 1",
 )
 
 

@@ -498,6 +498,8 @@ def company_linkedin_slug(url: str | None) -> str | None:
 # -- companies --------------------------------------------------------------------------------
 
 
+# A directory names each company again for each of its people: the last names are kept.
+@lru_cache(maxsize=1 << 16)
 def company_name_key(name: str | None) -> str | None:
     """A company's name, comparable across records: folded, ``&`` read as "and", dots dropped
     (so that "S.A." and "L.L.C." read as suffixes), a web address's ending dropped
@@ -529,6 +531,12 @@ def domain_of(value: str | None) -> str | None:
         if match:
             text = text[match.end() :]
         text = text.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
+    return _host(text)
+
+
+# Websites and mail domains repeat for each person of a company: the last ones are kept.
+@lru_cache(maxsize=1 << 16)
+def _host(text: str) -> str | None:
     host = text.split(":", 1)[0].rstrip(".").removeprefix("www.")
     return host if _HOST.match(host) else None
 
@@ -541,11 +549,26 @@ def company_domain(value: str | None) -> str | None:
     """The domain of a website or email that identifies a company: not a free mail service
     and not a host of many companies' pages."""
     domain = domain_of(value)
-    if domain is None or domain in FREE_MAIL_DOMAINS:
-        return None
-    if any(domain == host or domain.endswith("." + host) for host in _SHARED_HOSTS):
+    return None if domain is None else _company_host(domain)
+
+
+@lru_cache(maxsize=1 << 16)
+def _company_host(domain: str) -> str | None:
+    if domain in FREE_MAIL_DOMAINS or _on_shared_host(domain):
         return None
     return domain
+
+
+def _on_shared_host(domain: str) -> bool:
+    """Whether a domain is, or is under, a host of many companies' pages."""
+    if domain in _SHARED_HOSTS:
+        return True
+    at = domain.find(".")
+    while at >= 0:
+        if domain[at + 1 :] in _SHARED_HOSTS:
+            return True
+        at = domain.find(".", at + 1)
+    return False
 
 
 def _domain_label(domain: str) -> str:

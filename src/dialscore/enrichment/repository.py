@@ -7,12 +7,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Row, func, select, text, tuple_
+from sqlalchemy import Row, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment.directory import COMPANY_DOMAINS_SQL
 from dialscore.enrichment.matching import Keys, Person, record_keys
-from dialscore.models import Contact, DirectoryCompanyDomain, DirectoryPerson
+from dialscore.models import DirectoryPerson
 
 # A common name at a large company can have many namesakes: of the records that share one
 # company key and initial (and last name), the matcher sees at most this many.
@@ -35,32 +35,91 @@ def name_triples(keys: Keys) -> set[tuple[str, str, str]]:
     return {(c, i, keys.last_name) for c in keys.companies for i in keys.initials}
 
 
-def initial_pairs(keys: Keys) -> set[tuple[str, str]]:
-    """(company key, initial) of a query's candidates with a typo in the last name."""
-    return {(c, i) for c in keys.companies for i in keys.initials}
+def typo_triples(keys: Keys) -> set[tuple[str, str, str]]:
+    """(company key, initial, last name's first letter) of a query's candidates with a typo
+    in the last name: a typo seldom changes a name's first letter."""
+    if not keys.last_name:
+        return set()
+    return {(c, i, keys.last_name[0]) for c in keys.companies for i in keys.initials}
+
+
+# A column (with its comparison) and value every term of a condition shares.
+Scope = tuple[str, str] | None
+
+
+class _Sql:
+    """Candidate queries written as SQL with the driver's own parameter marks, run without
+    the expression language: building and compiling thousands of terms would take longer
+    than the database takes to answer them."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+        style = session.get_bind().dialect.paramstyle
+        if style not in ("qmark", "format", "pyformat"):
+            raise RuntimeError(f"unsupported parameter style {style}")
+        self.mark = "?" if style == "qmark" else "%s"
+
+    def any_of(
+        self, table: str, columns: str, terms: Sequence[tuple[str, ...]], scope: Scope = None
+    ) -> tuple[str, list[str]]:
+        """A condition that holds for a row matching any of ``terms``: each term's values
+        compared by the comma-separated ``column op`` list ``columns``; ``scope`` (a column
+        and its value, say the client's) is part of every term, so that each can search an
+        index that starts with it.
+
+        An OR of terms, not a row-value IN list: SQLite searches an index for each term of
+        an OR, while it scans the whole table for ``(a, b) IN (VALUES …)``."""
+        parts = ([scope[0]] if scope else []) + [p.strip() for p in columns.split(",")]
+        one = "(" + " AND ".join(f"{table}.{part} {self.mark}" for part in parts) + ")"
+        fixed = (scope[1],) if scope else ()
+        params = [v for term in terms for v in (*fixed, *term)]
+        return "(" + " OR ".join([one] * len(terms)) + ")", params
+
+    async def rows(self, sql: str, params: Sequence[str]) -> list[Row[Any]]:
+        connection = await self.session.connection()
+        return list((await connection.exec_driver_sql(sql, tuple(params))).all())
 
 
 def _conditions(
-    entity: type[DirectoryPerson] | type[Contact], batch: Sequence[Keys], kind: str
-) -> list[ColumnElement[bool]]:
-    """Conditions, a chunk of keys each, for the records sharing with the batch's queries:
-    ``identifiers`` an email or a profile; ``names`` a company key, initial and last name;
-    ``initials`` a company key and initial."""
-    conditions: list[ColumnElement[bool]] = []
+    sql: _Sql, table: str, batch: Sequence[Keys], kind: str, scope: Scope = None
+) -> list[tuple[str, list[str]]]:
+    """Conditions with their parameters, a chunk of keys each, for the records sharing with
+    the batch's queries: ``identifiers`` an email or a profile; ``names`` a company key,
+    initial and last name; ``typos`` a company key, initial and last name's first letter."""
     if kind == "identifiers":
-        emails = sorted({k.email for k in batch if k.email})
-        profiles = sorted({k.linkedin for k in batch if k.linkedin})
-        conditions += [entity.email_key.in_(chunk) for chunk in _chunks(emails)]
-        conditions += [entity.linkedin_key.in_(chunk) for chunk in _chunks(profiles)]
-    elif kind == "names":
+        emails = sorted({(k.email,) for k in batch if k.email})
+        profiles = sorted({(k.linkedin,) for k in batch if k.linkedin})
+        return [
+            *(sql.any_of(table, "email_key =", chunk, scope) for chunk in _chunks(emails)),
+            *(sql.any_of(table, "linkedin_key =", chunk, scope) for chunk in _chunks(profiles)),
+        ]
+    if kind == "names":
         triples = sorted(set().union(*map(name_triples, batch)))
-        named = tuple_(entity.company_key, entity.first_initial, entity.last_name_key)
-        conditions += [named.in_(chunk) for chunk in _chunks(triples)]
-    else:
-        pairs = sorted(set().union(*map(initial_pairs, batch)))
-        initialled = tuple_(entity.company_key, entity.first_initial)
-        conditions += [initialled.in_(chunk) for chunk in _chunks(pairs)]
-    return conditions
+        columns = "company_key =, first_initial =, last_name_key ="
+        return [sql.any_of(table, columns, chunk, scope) for chunk in _chunks(triples)]
+    ranges = sorted(
+        (company, initial, letter, chr(ord(letter) + 1))
+        for company, initial, letter in set().union(*map(typo_triples, batch))
+    )
+    columns = "company_key =, first_initial =, last_name_key >=, last_name_key <"
+    return [sql.any_of(table, columns, chunk, scope) for chunk in _chunks(ranges)]
+
+
+# What a candidate needs of a directory record, read as plain rows. ``phones`` is JSON: text
+# on SQLite, read only for the records a query is compared with.
+_DIRECTORY_COLUMNS = ", ".join(
+    f"directory_people.{name}"
+    for name in (
+        "id", "first_name", "last_name", "email", "linkedin_url", "company", "website",
+        "company_linkedin_url", "phones", "email_key", "linkedin_key", "company_key",
+        "first_initial", "last_name_key", "company_name_key",
+    )
+)  # fmt: skip
+# The groups a common name at a large company can crowd, by the kind of lookup.
+_GROUPS = {
+    "names": "company_key, first_initial, last_name_key",
+    "typos": "company_key, first_initial, substr(last_name_key, 1, 1)",
+}
 
 
 async def directory_rows(
@@ -68,60 +127,24 @@ async def directory_rows(
 ) -> list[Row[Any]]:
     """The directory records that share an email, a LinkedIn profile, or a company key,
     initial and last name with any of the batch's queries; with ``typo``, instead those
-    that share a company key and initial."""
-    people = DirectoryPerson
+    that share a company key, initial and last name's first letter. Of the records that
+    share one group of keys, at most ``MAX_CANDIDATES``."""
+    sql = _Sql(session)
     found: dict[str, Row[Any]] = {}
-    if typo:
-        group = (people.company_key, people.first_initial)
-        rows = await _each(session, _conditions(people, batch, "initials"), group)
-    else:
-        rows = await _each(session, _conditions(people, batch, "identifiers"), None)
-        rows += await _each(
-            session,
-            _conditions(people, batch, "names"),
-            (people.company_key, people.first_initial, people.last_name_key),
-        )
-    for row in rows:
-        found.setdefault(row.id, row)
-    return list(found.values())
-
-
-# What a candidate needs of a directory record, read as plain rows (no ORM objects).
-_CANDIDATE_COLUMNS = tuple(
-    DirectoryPerson.__table__.c[name]
-    for name in (
-        "id", "first_name", "last_name", "email", "linkedin_url", "company", "website",
-        "company_linkedin_url", "phones", "email_key", "linkedin_key", "company_key",
-        "first_initial", "last_name_key",
-    )
-)  # fmt: skip
-
-
-async def _each(
-    session: AsyncSession, conditions: list[ColumnElement[bool]], group: tuple[Any, ...] | None
-) -> list[Row[Any]]:
-    rows: list[Row[Any]] = []
-    for condition in conditions:
-        if group is None:
-            statement = select(*_CANDIDATE_COLUMNS).where(condition)
-        else:
-            ranked = (
-                select(
-                    DirectoryPerson.id,
-                    func.row_number()
-                    .over(partition_by=group, order_by=DirectoryPerson.id)
-                    .label("rank"),
+    for kind in ("typos",) if typo else ("identifiers", "names"):
+        for condition, params in _conditions(sql, "directory_people", batch, kind):
+            if kind == "identifiers":
+                statement = f"SELECT {_DIRECTORY_COLUMNS} FROM directory_people WHERE {condition}"
+            else:
+                statement = (
+                    f"SELECT {_DIRECTORY_COLUMNS} FROM directory_people JOIN ("
+                    f"SELECT id, row_number() OVER (PARTITION BY {_GROUPS[kind]} ORDER BY id) "
+                    f"AS rank FROM directory_people WHERE {condition}) AS ranked "
+                    f"ON ranked.id = directory_people.id WHERE ranked.rank <= {MAX_CANDIDATES}"
                 )
-                .where(condition)
-                .subquery()
-            )
-            statement = (
-                select(*_CANDIDATE_COLUMNS)
-                .join(ranked, ranked.c.id == DirectoryPerson.id)
-                .where(ranked.c.rank <= MAX_CANDIDATES)
-            )
-        rows.extend((await session.execute(statement)).all())
-    return rows
+            for row in await sql.rows(statement, params):
+                found.setdefault(row.id, row)
+    return list(found.values())
 
 
 async def add_directory_people(
@@ -157,39 +180,42 @@ async def add_directory_people(
         await session.execute(text(statement))
 
 
-async def company_domain_counts(
-    session: AsyncSession, names: Iterable[str]
-) -> list[tuple[str, str, int]]:
-    """(name key, domain, people) of the directory's companies bearing these names."""
-    rows: list[tuple[str, str, int]] = []
-    for chunk in _chunks(sorted(set(names))):
-        result = await session.execute(
-            select(
-                DirectoryCompanyDomain.name_key,
-                DirectoryCompanyDomain.domain,
-                DirectoryCompanyDomain.people,
-            ).where(DirectoryCompanyDomain.name_key.in_(chunk))
-        )
-        rows.extend((name, domain, people) for name, domain, people in result)
-    return rows
+async def dominant_domains(session: AsyncSession, names: Iterable[str]) -> dict[str, str]:
+    """Of these company name keys, those the directory shows with several domains, each
+    with the domain most of its people work at (``directory_company_domains``)."""
+    sql = _Sql(session)
+    found: dict[str, str] = {}
+    for chunk in _chunks(sorted({(name,) for name in names})):
+        condition, params = sql.any_of("directory_company_domains", "name_key =", chunk)
+        statement = f"SELECT name_key, domain FROM directory_company_domains WHERE {condition}"
+        found.update((row.name_key, row.domain) for row in await sql.rows(statement, params))
+    return found
+
+
+_CONTACT_COLUMNS = (
+    "contacts.id, contacts.fields, contacts.phones, contacts.email_key, contacts.linkedin_key, "
+    "contacts.company_key, contacts.first_initial, contacts.last_name_key, contacts.created_at"
+)
 
 
 async def history_rows(
     session: AsyncSession, client_id: str, batch: Sequence[Keys], *, typo: bool = False
-) -> list[Contact]:
+) -> list[Row[Any]]:
     """The client's scored contacts that share an email, a LinkedIn profile, or a company
     key, initial and last name with any of the batch's queries (with ``typo``: a company
-    key and initial), newest first."""
-    kinds = ("initials",) if typo else ("identifiers", "names")
-    conditions = [c for kind in kinds for c in _conditions(Contact, batch, kind)]
-    found: dict[str, Contact] = {}
-    for condition in conditions:
-        statement = (
-            select(Contact)
-            .where(Contact.client_id == client_id, Contact.state == "scored", condition)
-            .order_by(Contact.created_at.desc())
-            .limit(MAX_CANDIDATES * CHUNK)
-        )
-        for row in (await session.scalars(statement)).all():
-            found.setdefault(row.id, row)
-    return sorted(found.values(), key=lambda c: c.created_at, reverse=True)
+    key, initial and last name's first letter), newest first, as plain rows (``fields``
+    and ``phones`` are JSON: text on SQLite)."""
+    sql = _Sql(session)
+    found: dict[str, Row[Any]] = {}
+    for kind in ("typos",) if typo else ("identifiers", "names"):
+        for condition, params in _conditions(
+            sql, "contacts", batch, kind, ("client_id =", client_id)
+        ):
+            statement = (
+                f"SELECT {_CONTACT_COLUMNS} FROM contacts WHERE contacts.state = 'scored' "
+                f"AND {condition} ORDER BY contacts.created_at DESC "
+                f"LIMIT {MAX_CANDIDATES * CHUNK}"
+            )
+            for row in await sql.rows(statement, params):
+                found.setdefault(row.id, row)
+    return sorted(found.values(), key=lambda row: row.created_at, reverse=True)

@@ -3,11 +3,12 @@ operator's imported directory. Candidates are found by lookup keys, a batch of c
 once, then confirmed by the pure matcher; below the confidence threshold there is no match.
 
 A batch is looked up in two rounds: first by email, LinkedIn profile, and company key with
-initial and last name; then, for the contacts still unmatched, by company key and initial
-(a typo in the last name)."""
+initial and last name; then, for the contacts still unmatched, by company key, initial and
+the last name's first letter (a typo in the rest of the last name)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,15 +21,14 @@ from dialscore.enrichment.matching import (
     Person,
     best_match,
     company_name_key,
-    dominant_domains,
     lookup_keys,
     person_from_fields,
 )
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
 from dialscore.kit.db import Database
-from dialscore.models import Contact
 
 _TYPES = ("mobile", "direct", "hq", "other")
+_UNKNOWN: Any = object()
 
 
 def _hint(value: Any) -> str | None:
@@ -53,6 +53,12 @@ class _Candidate:
         self._record: tuple[Person, tuple[FoundPhone, ...]] | None = None
         (self.record_id, self.email, self.linkedin, self.company, self.initial,
          self.last_name) = keys  # fmt: skip
+
+    @property
+    def company_name(self) -> str | None:
+        """The company's name key (as ``record_keys`` gives it)."""
+        stored = getattr(self.row, "company_name_key", _UNKNOWN)
+        return company_name_key(self.person.company) if stored is _UNKNOWN else stored
 
     def _loaded(self) -> tuple[Person, tuple[FoundPhone, ...]]:
         if self._record is None:
@@ -82,19 +88,15 @@ class _Pool:
             if c.linkedin:
                 self.by_profile.setdefault(c.linkedin, []).append(c)
             self.by_name.setdefault((c.company, c.initial, c.last_name), []).append(c)
-            self.by_initial.setdefault((c.company, c.initial), []).append(c)
+            start = c.last_name[0] if c.last_name else None
+            self.by_initial.setdefault((c.company, c.initial, start), []).append(c)
 
     def found(self, keys: Keys, *, typo: bool) -> list[_Candidate]:
         """The candidates a query's keys find: by email, profile, or company key, initial and
-        last name; with ``typo``, by company key and initial."""
+        last name; with ``typo``, by company key, initial and last name's first letter."""
         groups: list[list[_Candidate]] = []
         if typo:
-            # A typo seldom changes a name's first letter: only those sharing it are compared.
-            start = (keys.last_name or " ")[0]
-            groups += [
-                [c for c in self.by_initial.get(pair, []) if (c.last_name or " ")[0] == start]
-                for pair in repo.initial_pairs(keys)
-            ]
+            groups += [self.by_initial.get(triple, []) for triple in repo.typo_triples(keys)]
         else:
             if keys.email:
                 groups.append(self.by_email.get(keys.email, []))
@@ -157,7 +159,7 @@ class _KeyedSource:
         unmatched = []
         for i in members:
             results[i] = self._best(requests[i], queries[i], found[i], dominant)
-            if results[i] is None and keys[i].companies and keys[i].initials:
+            if results[i] is None and repo.typo_triples(keys[i]):
                 unmatched.append(i)
         if not unmatched:
             return
@@ -177,10 +179,9 @@ class _KeyedSource:
         queries: Sequence[Person],
         found: Iterable[Sequence[_Candidate]],
     ) -> dict[str, str]:
-        people = [*queries, *(c.person for group in found for c in group)]
-        names = {company_name_key(p.company) for p in people}
-        counts = await repo.company_domain_counts(session, (n for n in names if n))
-        return dominant_domains(counts)
+        names = {company_name_key(query.company) for query in queries}
+        names.update(c.company_name for group in found for c in group)
+        return await repo.dominant_domains(session, (name for name in names if name))
 
     def _best(
         self,
@@ -234,18 +235,23 @@ class DirectorySource(_KeyedSource):
         return [_from_directory(row) for row in rows]
 
 
-def _read_contact(row: Contact) -> tuple[Person, tuple[FoundPhone, ...]]:
+def _json(value: Any) -> Any:
+    """A JSON column read as a plain row: text on SQLite, decoded by PostgreSQL's driver."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _read_contact(row: Row[Any]) -> tuple[Person, tuple[FoundPhone, ...]]:
     numbers = tuple(
         FoundPhone(str(p["number"]), _hint(p.get("type")))
-        for p in row.phones
+        for p in _json(row.phones)
         if str(p.get("number") or "").startswith("+")
         and p.get("status")
         and not str(p["status"]).startswith("na")
     )
-    return person_from_fields(row.fields), numbers
+    return person_from_fields(_json(row.fields)), numbers
 
 
-def _from_contact(row: Contact) -> _Candidate:
+def _from_contact(row: Row[Any]) -> _Candidate:
     keys = (row.id, row.email_key, row.linkedin_key, row.company_key, row.first_initial,
             row.last_name_key)  # fmt: skip
     return _Candidate(row, _read_contact, keys)
@@ -262,7 +268,9 @@ def _read_directory(row: Row[Any]) -> tuple[Person, tuple[FoundPhone, ...]]:
         company_linkedin_url=row.company_linkedin_url,
     )
     phones = tuple(
-        FoundPhone(str(p["number"]), _hint(p.get("type"))) for p in row.phones if p.get("number")
+        FoundPhone(str(p["number"]), _hint(p.get("type")))
+        for p in _json(row.phones)
+        if p.get("number")
     )
     return person, phones
 

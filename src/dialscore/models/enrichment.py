@@ -41,15 +41,16 @@ class DirectoryPerson(Base):
     last_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     company_key: Mapped[str | None] = mapped_column(String(8), nullable=True)
     first_initial: Mapped[str | None] = mapped_column(String(4), nullable=True)
-    # The company's name key and domain, counted into directory_company_domains.
+    # The company's name key and domain, from which directory_company_domains is made.
     company_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     company_domain: Mapped[str | None] = mapped_column(String(253), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class DirectoryCompanyDomain(Base):
-    """How many directory people work at each domain under each company name: a name seen
-    with several domains is borne by several companies. Rebuilt by every import."""
+    """The company names the directory shows with several domains (borne by several
+    companies), each with the domain most of its people work at and how many they are.
+    Rebuilt by every import."""
 
     __tablename__ = "directory_company_domains"
 
