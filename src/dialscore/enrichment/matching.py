@@ -299,16 +299,20 @@ class Keys:
     ``linkedin``: the canonical profile slug (``linkedin_slug``); ``last_name``: the folded
     last name without spaces or punctuation (``last_name_key``); ``companies``: every
     company key the query's company may be stored under (``company_keys``); ``initials``:
-    the first letters of the first name and of the formal names a nickname stands for.
+    the first letters of the first name and of the formal names a nickname stands for;
+    ``company_name`` and ``domains``: the query's company name key and company domains,
+    which records stored with a typo in the last name must share.
 
-    Name+company candidates share a company key and either the last name or (for a typo
-    in it) an initial."""
+    Name+company candidates share a company key, an initial, and either the last name or
+    (for a typo in it) its first letter."""
 
     email: str | None
     linkedin: str | None
     last_name: str | None
     companies: frozenset[str] = frozenset()
     initials: frozenset[str] = frozenset()
+    company_name: str | None = None
+    domains: frozenset[str] = frozenset()
 
     @property
     def any(self) -> bool:
@@ -837,6 +841,8 @@ def lookup_keys(person: Person) -> Keys:
         last_name=last_name_key(person.last_name),
         companies=company_keys(person) if p.has_company else frozenset(),
         initials=frozenset(initials),
+        company_name=p.company_name,
+        domains=p.domains,
     )
 
 

@@ -43,8 +43,23 @@ def typo_triples(keys: Keys) -> set[tuple[str, str, str]]:
     return {(c, i, keys.last_name[0]) for c in keys.companies for i in keys.initials}
 
 
+def _typo_terms(keys: Keys) -> set[tuple[str | None, ...]]:
+    """The typo round's terms of a query: (company key, initial, first letter, the letter
+    after it, company name key, company domain), the last two None for a query known only
+    by its company page."""
+    companies = [(keys.company_name, domain) for domain in keys.domains or (None,)]
+    if not keys.company_name and not keys.domains:
+        companies = [(None, None)]
+    return {
+        (company, initial, letter, chr(ord(letter) + 1), *exact)
+        for company, initial, letter in typo_triples(keys)
+        for exact in companies
+    }
+
+
 # A column (with its comparison) and value every term of a condition shares.
 Scope = tuple[str, str] | None
+Values = tuple[str | None, ...]
 
 
 class _Sql:
@@ -60,61 +75,67 @@ class _Sql:
         self.mark = "?" if style == "qmark" else "%s"
 
     def any_of(
-        self, table: str, columns: str, terms: Sequence[tuple[str, ...]], scope: Scope = None
-    ) -> tuple[str, list[str]]:
-        """A condition that holds for a row matching any of ``terms``: each term's values
-        compared by the comma-separated ``column op`` list ``columns``; ``scope`` (a column
+        self, term: str, values: Sequence[Values], scope: Scope = None
+    ) -> tuple[str, list[str | None]]:
+        """A condition that holds for a row matching any of the terms: ``term`` is SQL with
+        a ``?`` for each value, ``values`` one tuple per term; ``scope`` (SQL with one ``?``
         and its value, say the client's) is part of every term, so that each can search an
         index that starts with it.
 
         An OR of terms, not a row-value IN list: SQLite searches an index for each term of
         an OR, while it scans the whole table for ``(a, b) IN (VALUES …)``."""
-        parts = ([scope[0]] if scope else []) + [p.strip() for p in columns.split(",")]
-        one = "(" + " AND ".join(f"{table}.{part} {self.mark}" for part in parts) + ")"
+        if scope:
+            term = f"{scope[0]} AND {term}"
+        one = "(" + term.replace("?", self.mark) + ")"
         fixed = (scope[1],) if scope else ()
-        params = [v for term in terms for v in (*fixed, *term)]
-        return "(" + " OR ".join([one] * len(terms)) + ")", params
+        params = [v for each in values for v in (*fixed, *each)]
+        return "(" + " OR ".join([one] * len(values)) + ")", params
 
-    async def rows(self, sql: str, params: Sequence[str]) -> list[Row[Any]]:
+    async def rows(self, sql: str, params: Sequence[str | None]) -> list[Row[Any]]:
         connection = await self.session.connection()
         return list((await connection.exec_driver_sql(sql, tuple(params))).all())
 
 
 def _conditions(
     sql: _Sql, table: str, batch: Sequence[Keys], kind: str, scope: Scope = None
-) -> list[tuple[str, list[str]]]:
-    """Conditions with their parameters, a chunk of keys each, for the records sharing with
-    the batch's queries: ``identifiers`` an email or a profile; ``names`` a company key,
-    initial and last name; ``typos`` a company key, initial and last name's first letter."""
+) -> list[tuple[str, list[str | None]]]:
+    """Conditions with their parameters, a chunk of keys each, for the records of ``table``
+    sharing with the batch's queries: ``identifiers`` an email or a profile; ``names`` a
+    company key, initial and last name; ``typos`` a company key, initial and last name's
+    first letter, and (directory records, which keep them) the query's company name or
+    domain, unless the query names its company by its page only."""
     if kind == "identifiers":
         emails = sorted({(k.email,) for k in batch if k.email})
         profiles = sorted({(k.linkedin,) for k in batch if k.linkedin})
         return [
-            *(sql.any_of(table, "email_key =", chunk, scope) for chunk in _chunks(emails)),
-            *(sql.any_of(table, "linkedin_key =", chunk, scope) for chunk in _chunks(profiles)),
+            *(sql.any_of(f"{table}.email_key = ?", c, scope) for c in _chunks(emails)),
+            *(sql.any_of(f"{table}.linkedin_key = ?", c, scope) for c in _chunks(profiles)),
         ]
+    named = f"{table}.company_key = ? AND {table}.first_initial = ?"
     if kind == "names":
         triples = sorted(set().union(*map(name_triples, batch)))
-        columns = "company_key =, first_initial =, last_name_key ="
-        return [sql.any_of(table, columns, chunk, scope) for chunk in _chunks(triples)]
-    ranges = sorted(
-        (company, initial, letter, chr(ord(letter) + 1))
-        for company, initial, letter in set().union(*map(typo_triples, batch))
-    )
-    columns = "company_key =, first_initial =, last_name_key >=, last_name_key <"
-    return [sql.any_of(table, columns, chunk, scope) for chunk in _chunks(ranges)]
+        term = f"{named} AND {table}.last_name_key = ?"
+        return [sql.any_of(term, chunk, scope) for chunk in _chunks(triples)]
+    terms: set[Values] = set().union(*map(_typo_terms, batch))
+    term = f"{named} AND {table}.last_name_key >= ? AND {table}.last_name_key < ?"
+    exact = [t for t in terms if t[4] is not None or t[5] is not None]
+    loose = sorted(t[:4] for t in terms if t[4] is None and t[5] is None)
+    if table == "directory_people":
+        same = f"{term} AND ({table}.company_name_key = ? OR {table}.company_domain = ?)"
+        conditions = [sql.any_of(same, chunk, scope) for chunk in _chunks(sorted(exact, key=str))]
+    else:
+        loose = sorted({*loose, *(t[:4] for t in exact)}, key=str)
+        conditions = []
+    return conditions + [sql.any_of(term, chunk, scope) for chunk in _chunks(loose)]
 
 
 # What a candidate needs of a directory record, read as plain rows. ``phones`` is JSON: text
 # on SQLite, read only for the records a query is compared with.
-_DIRECTORY_COLUMNS = ", ".join(
-    f"directory_people.{name}"
-    for name in (
-        "id", "first_name", "last_name", "email", "linkedin_url", "company", "website",
-        "company_linkedin_url", "phones", "email_key", "linkedin_key", "company_key",
-        "first_initial", "last_name_key", "company_name_key",
-    )
-)  # fmt: skip
+_DIRECTORY_COLUMNS = (
+    "id, first_name, last_name, email, linkedin_url, company, website, company_linkedin_url, "
+    "phones, email_key, linkedin_key, company_key, first_initial, last_name_key, "
+    "company_name_key"
+)
 # The groups a common name at a large company can crowd, by the kind of lookup.
 _GROUPS = {
     "names": "company_key, first_initial, last_name_key",
@@ -127,8 +148,8 @@ async def directory_rows(
 ) -> list[Row[Any]]:
     """The directory records that share an email, a LinkedIn profile, or a company key,
     initial and last name with any of the batch's queries; with ``typo``, instead those
-    that share a company key, initial and last name's first letter. Of the records that
-    share one group of keys, at most ``MAX_CANDIDATES``."""
+    that share a company key, initial and last name's first letter, and the company's name
+    or domain. Of the records that share one group of keys, at most ``MAX_CANDIDATES``."""
     sql = _Sql(session)
     found: dict[str, Row[Any]] = {}
     for kind in ("typos",) if typo else ("identifiers", "names"):
@@ -137,10 +158,10 @@ async def directory_rows(
                 statement = f"SELECT {_DIRECTORY_COLUMNS} FROM directory_people WHERE {condition}"
             else:
                 statement = (
-                    f"SELECT {_DIRECTORY_COLUMNS} FROM directory_people JOIN ("
-                    f"SELECT id, row_number() OVER (PARTITION BY {_GROUPS[kind]} ORDER BY id) "
-                    f"AS rank FROM directory_people WHERE {condition}) AS ranked "
-                    f"ON ranked.id = directory_people.id WHERE ranked.rank <= {MAX_CANDIDATES}"
+                    f"SELECT {_DIRECTORY_COLUMNS} FROM (SELECT {_DIRECTORY_COLUMNS}, "
+                    f"row_number() OVER (PARTITION BY {_GROUPS[kind]} ORDER BY id) AS rank "
+                    f"FROM directory_people WHERE {condition}) AS ranked "
+                    f"WHERE rank <= {MAX_CANDIDATES}"
                 )
             for row in await sql.rows(statement, params):
                 found.setdefault(row.id, row)
@@ -186,7 +207,7 @@ async def dominant_domains(session: AsyncSession, names: Iterable[str]) -> dict[
     sql = _Sql(session)
     found: dict[str, str] = {}
     for chunk in _chunks(sorted({(name,) for name in names})):
-        condition, params = sql.any_of("directory_company_domains", "name_key =", chunk)
+        condition, params = sql.any_of("directory_company_domains.name_key = ?", chunk)
         statement = f"SELECT name_key, domain FROM directory_company_domains WHERE {condition}"
         found.update((row.name_key, row.domain) for row in await sql.rows(statement, params))
     return found
@@ -209,7 +230,7 @@ async def history_rows(
     found: dict[str, Row[Any]] = {}
     for kind in ("typos",) if typo else ("identifiers", "names"):
         for condition, params in _conditions(
-            sql, "contacts", batch, kind, ("client_id =", client_id)
+            sql, "contacts", batch, kind, ("contacts.client_id = ?", client_id)
         ):
             statement = (
                 f"SELECT {_CONTACT_COLUMNS} FROM contacts WHERE contacts.state = 'scored' "
