@@ -416,6 +416,7 @@ def test_lookup_keys() -> None:
         last_name="garcialopez",
         companies=frozenset({"acme"}),  # the work address's domain
         initials=frozenset({"j"}),
+        domains=frozenset({"acme.com"}),
     )
     assert lookup_keys(Person()) == Keys(None, None, None)
     assert lookup_keys(Person(email="sales@acme.com")).email is None
