@@ -213,7 +213,9 @@ def test_company_keys_keep_what_tells_companies_apart() -> None:
         ("acme", "acme technologies international", True),
         ("ibm", "international business machines", True),
         ("accenture", "acenture", True),
-        ("flux", "flux dental", True),  # a short form: allowed, at a cost
+        ("flux", "flux dental", True),  # the trade dropped
+        ("summit", "summit capital", True),
+        ("valley", "valley jade", True),  # a short form: allowed, at a cost
         ("acme software", "acme systems", False),
         ("acme", "acne", False),
         ("summit health", "pinnacle health", False),
@@ -227,8 +229,23 @@ def test_near_company_names(a: str, b: str, near: bool) -> None:
 
 def test_a_prefix_costs_more_than_a_descriptive_word() -> None:
     descriptive = company_name_penalty("acme", "acme software")
-    prefix = company_name_penalty("flux", "flux dental")
+    prefix = company_name_penalty("valley", "valley jade")
     assert descriptive is not None and prefix is not None and prefix > descriptive
+
+
+@pytest.mark.parametrize(
+    "trade", ["dental", "realty", "capital", "health", "logistics", "media", "studio"]
+)
+def test_a_trade_word_is_descriptive(trade: str) -> None:
+    """ "Flux Dental" is "Flux" to its patients: the trade costs what "Software" does."""
+    assert company_name_penalty("flux", f"flux {trade}") == company_name_penalty(
+        "acme", "acme software"
+    )
+    candidate = Person("Ann", "Lee", company=f"Flux {trade.title()} LLC")
+    assert sure(match(Person("Ann", "Lee", company="Flux Inc."), candidate), "name+company")
+    # Another trade is another company.
+    other = match(Person("Ann", "Lee", company="Flux Robotics"), candidate)
+    assert other is None or other.confidence < DEFAULT_MIN_CONFIDENCE
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ LAST_COMPOUND = 0.03  # "Garcia Lopez" / "Garcia"
 LAST_ONE_TYPO = 0.05
 LAST_TWO_TYPOS = 0.08
 COMPANY_SIMILAR = 0.04  # a near name ("Acme Software" / "Acme"), or a domain's name
-COMPANY_PREFIX = 0.09  # a name's first words ("Flux" / "Flux Dental"): short form or namesake
+COMPANY_PREFIX = 0.09  # a name's first words ("Valley" / "Valley Jade"): short form or namesake
 COMPANY_OTHER_DOMAIN = 0.05  # both have domains, none shared
 COMPANY_OTHER_PAGE = 0.03  # both have company LinkedIn pages, different ones
 COMPANY_OTHER_NAME = 0.02  # matched by domain or page, yet the names differ
@@ -113,7 +113,8 @@ LEGAL_SUFFIXES = frozenset(
         "pte", "pvt", "private", "sp", "z", "oo", "group", "holdings", "holding", "and", "the",
     }
 )  # fmt: skip
-# Words a company name may carry or drop: "Acme Software" is likely "Acme".
+# Words a company name may carry or drop: "Acme Software" is likely "Acme", and "Flux Dental"
+# (a trade) "Flux".
 COMPANY_DESCRIPTORS = frozenset(
     {
         "technologies", "technology", "tech", "software", "systems", "solutions",
@@ -121,6 +122,11 @@ COMPANY_DESCRIPTORS = frozenset(
         "consulting", "partners", "industries", "enterprises", "usa", "us", "america",
         "americas", "digital", "networks", "north", "hq", "inc", "io", "ai", "app", "apps",
         "online", "interactive",
+        "health", "healthcare", "medical", "dental", "clinic", "pharma", "capital",
+        "ventures", "investments", "financial", "finance", "bank", "insurance", "realty",
+        "properties", "logistics", "media", "marketing", "studio", "studios", "design",
+        "energy", "foods", "analytics", "engineering", "construction", "manufacturing",
+        "advisors", "advisory", "management", "associates", "research",
     }
 )  # fmt: skip
 # Given names and their short forms and spelling variants (formal name first).
@@ -570,10 +576,11 @@ def _same_domain(a: str, b: str) -> bool:
 def company_name_penalty(a: str, b: str) -> float | None:
     """How much less than certain two company name keys (``company_name_key``) name the same
     company: 0 when equal; ``COMPANY_SIMILAR`` for the same letters ("jp morgan",
-    "jpmorgan"), one the other with descriptive words ("acme", "acme software"), an acronym
-    ("ibm", "international business machines") or a small typo in a longer name;
-    ``COMPANY_PREFIX`` for one the other's first words ("flux", "flux dental"), which is
-    often a short form and sometimes another company; None otherwise."""
+    "jpmorgan"), one the other with descriptive words or a trade ("acme", "acme software";
+    "flux", "flux dental"), an acronym ("ibm", "international business machines") or a small
+    typo in a longer name; ``COMPANY_PREFIX`` for one the other's first words ("valley",
+    "valley jade"), which is often a short form and sometimes another company; None
+    otherwise."""
     if a == b:
         return 0.0
     joined_a, joined_b = a.replace(" ", ""), b.replace(" ", "")
