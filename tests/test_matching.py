@@ -653,6 +653,26 @@ def test_a_shared_company_name_reads_as_its_largest_company() -> None:
     assert match(with_domain, major, dominant_domains=dominant) is None
 
 
+def test_a_longer_name_spelling_a_minor_company_domain_names_that_company() -> None:
+    """ "Rural Dental" names the Rural at ruraldental.com, not the Rural most people of the
+    name work at; "Rural" alone still reads as that one."""
+    dominant = {"rural": "rural.com"}
+    minor = Person("Jeff", "Porter", company="The Rural Inc.", website="www.ruraldental.com")
+    by_longer_name = Person("Jeff", "Porter", company="Rural Dental Corp")
+    by_page = Person("Jeff", "Porter", company_linkedin_url="linkedin.com/company/rural-dental")
+    assert sure(match(by_longer_name, minor, dominant_domains=dominant), "name+company")
+    assert sure(match(minor, by_longer_name, dominant_domains=dominant), "name+company")
+    assert sure(match(by_page, minor, dominant_domains=dominant), "name+company")
+    # The shared name alone, or a domain of the same name elsewhere, is not the minor company.
+    by_shared_name = Person("Jeff", "Porter", company="Rural")
+    assert match(by_shared_name, minor, dominant_domains=dominant) is None
+    elsewhere = Person("Jeff", "Porter", company="Rural", website="rural.io")
+    assert match(elsewhere, minor, dominant_domains=dominant) is None
+    # A longer name that is itself shared reads as its own largest company.
+    shared_too = {**dominant, "rural dental": "ruraldental.io"}
+    assert match(by_longer_name, minor, dominant_domains=shared_too) is None
+
+
 @pytest.mark.parametrize(
     "person",
     [

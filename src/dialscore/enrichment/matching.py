@@ -879,7 +879,8 @@ def _company_penalty(
 
     A name several companies bear (``dominant_domains``: name key → the domain most people
     of that name work at) is read as the company at that domain: a record of another
-    company of the name agrees with nobody by name alone."""
+    company of the name agrees with nobody by the shared name alone, only by a longer name
+    (or a page) that spells its own domain's or page's name."""
     strong = False
     penalty = 0.0
     if q.company_page and c.company_page:
@@ -902,8 +903,11 @@ def _company_penalty(
             penalty += COMPANY_OTHER_NAME
         return penalty
     # Neither page nor domain agrees: the names must show it.
-    if _minor_namesake(q, dominant_domains) or _minor_namesake(c, dominant_domains):
-        return None
+    for minor, other in ((q, c), (c, q)):
+        if _minor_namesake(minor, dominant_domains):
+            if not _names_own_company(other, minor, dominant_domains):
+                return None
+            return penalty + (COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR))
     if _company_forms(q) & _company_forms(c):
         named = COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR)
     return None if named is None else penalty + named
@@ -918,6 +922,24 @@ def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
         and bool(p.domains)
         and not any(_same_domain(d, dominant) for d in p.domains)
     )
+
+
+def _names_own_company(
+    other: _Profile, minor: _Profile, dominant_domains: Mapping[str, str]
+) -> bool:
+    """Whether ``other`` names the company of ``minor`` (a record at a minor company of a
+    shared name) by more than the shared name: its name, domain or page spells the minor
+    company's own domain or page name ("Rural Dental" for "Rural" at ruraldental.com), and
+    is not itself a shared name read as another company."""
+    shared = (minor.company_name or "").replace(" ", "")
+    own = {_domain_label(d) for d in minor.domains}
+    if minor.company_page:
+        own.add(_page_name(minor.company_page) or "")
+    own = {f for f in own if len(f) >= 3 and f != shared}
+    if not own & _company_forms(other):
+        return False
+    dominant = dominant_domains.get(other.company_name) if other.company_name else None
+    return dominant is None or any(_same_domain(d, dominant) for d in minor.domains)
 
 
 def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
