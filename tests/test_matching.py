@@ -309,7 +309,8 @@ def test_last_name_keys_of_nothing() -> None:
         ("Peggy", "Margaret"), ("Jim", "James"), ("Kate", "Katherine"), ("Kate", "Catherine"),
         ("Sasha", "Alexander"), ("Alex", "Alexandra"), ("Alex", "Alexander"),
         ("Sara", "Sarah"), ("Steve", "Stephen"), ("Steven", "Stephen"), ("Jon", "John"),
-        ("Hank", "Henry"), ("Chuck", "Charles"), ("Molly", "Mary"),
+        ("Hank", "Henry"), ("Chuck", "Charles"), ("Molly", "Mary"), ("Kate", "Kathleen"),
+        ("Katie", "Kathleen"), ("Kathy", "Kathleen"),
     ],
 )  # fmt: skip
 def test_nicknames_match_their_names(a: str, b: str) -> None:

@@ -205,6 +205,7 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "judith": ("judy", "judi", "jude"),
     "julia": ("julie", "jules", "giulia"),
     "katherine": ("kate", "katie", "kathy", "kat", "kathryn", "katharine", "kay"),
+    "kathleen": ("kathy", "kate", "katie", "kath", "kay", "kathie", "kathlyn"),
     "kenneth": ("ken", "kenny"),
     "kimberly": ("kim", "kimmy", "kimberley"),
     "lawrence": ("larry", "laurence", "laurent", "lorenzo", "lars"),
