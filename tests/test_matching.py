@@ -742,3 +742,56 @@ def test_best_match_prefers_the_strongest_and_refuses_a_tie_by_name() -> None:
     # Duplicate records with the same email: the first.
     twice = best_match(Person(email="jane.doe@acme.com"), [namesake_a, namesake_a])
     assert twice is not None and twice[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "candidate"),
+    [
+        # The query's own address spells the name its typed one misspells.
+        (Person("Angel", "Hughes", email="angela.hughes@gmail.com", company="Irving"),
+         Person("Angela", "Hughes", company="Irving GmbH")),
+        (Person("Triish", "Nelson", linkedin_url="linkedin.com/in/patricia-nelson",
+                company="Acme Labs"),
+         Person("Patricia", "Nelson", company="Acme Labs Inc.")),
+        # The candidate's: jdoe@ and jane.doe77@ spell the last name, jane@ the first.
+        (Person("Billy", "Adams", website="zenithsystems.com"),
+         Person("Billy", "Adms", email="badams@zenithsystems.com", company="Zenith Systems")),
+        (Person("Paul", "Liu", company="Willow Lake"),
+         Person("Paul", "Lij", email="paul.liu2@willowlake.com", company="Willow Lake S.A.")),
+        (Person("Alan", "Mitchell", company="Summit Hub"),
+         Person("Alah", "Mitchell", email="alan@summithub.com", company="Summit Hub")),
+        (Person("Jidy", "Tran", email="judithtran@yahoo.com", company="Pulse"),
+         Person("Judith", "Tran", company="Pulse")),
+    ],
+)  # fmt: skip
+def test_a_misspelt_name_reads_as_its_own_address_spells_it(
+    query: Person, candidate: Person
+) -> None:
+    assert sure(match(query, candidate), "name+company")
+    assert sure(match(candidate, query), "name+company")
+
+
+def test_a_spelled_name_does_not_make_a_namesake_or_another_name_agree() -> None:
+    candidate = Person("Angela", "Hughes", company="Irving GmbH")
+    # Another company is another person, however the name is spelled.
+    elsewhere = Person("Angel", "Hughes", email="angela.hughes@gmail.com", company="Globex")
+    assert match(elsewhere, candidate) is None
+    # An address that spells a name far from the typed one (another person's mailbox) or
+    # does not spell the last name too says nothing about the first.
+    assert match(Person("Mary", "Hughes", email="angela.hughes@gmail.com",
+                        company="Irving"), candidate) is None  # fmt: skip
+    assert match(Person("Angel", "Hughes", email="angela.smith@gmail.com",
+                        company="Irving"), candidate) is None  # fmt: skip
+    assert match(Person("Angel", "Hughes", company="Irving"), candidate) is None
+
+
+def test_an_identifier_match_reads_a_misspelt_name_as_its_address_spells_it() -> None:
+    record = Person("Douglas", "Mitchell", email="douglas.mitchell@wisehealth.com")
+    found = match(Person("DougM.", "Mitchell", email="douglas.mitchell@wisehealth.com"), record)
+    assert sure(found, "email")
+    initial = match(Person("T.", "Young", email="anthony.young@pine.com"),
+                    Person("Anthony", "Young", email="anthony.young@pine.com"))  # fmt: skip
+    assert sure(initial, "email")
+    other = match(Person("Mary", "Young", email="anthony.young@pine.com"),
+                  Person("Anthony", "Young", email="anthony.young@pine.com"))  # fmt: skip
+    assert other is not None and other.confidence < DEFAULT_MIN_CONFIDENCE

@@ -268,6 +268,7 @@ _FOLD_EXTRA = str.maketrans(
 # Straight and typographic apostrophes, and the accents typed for them.
 _APOSTROPHES = str.maketrans("", "", "'\u2019`\u00b4\u02bc")
 _SEPARATORS = re.compile(r"[\W_]+")
+_NOT_LETTERS = re.compile(r"[^a-z]+")
 # Unicode's combining marks (accents once NFKD has split them from their letters).
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _WHITESPACE = re.compile(r"\s")
@@ -627,6 +628,9 @@ def _nickname_index() -> dict[str, frozenset[str]]:
 
 
 _GIVEN_NAME_FORMS = _nickname_index()
+_SHORT_FORMS: Mapping[str, tuple[str, ...]] = {
+    formal: (formal, *short) for formal, short in NICKNAMES.items()
+}
 
 
 def given_name_forms(name: str) -> frozenset[str]:
@@ -836,6 +840,10 @@ class _Profile:
     company_name: str | None
     domains: frozenset[str]
     company_page: str | None
+    # The names its own email address or profile spells where the typed name is within a
+    # typo of them, each with what reading it costs (see ``_spelled_names``).
+    spelled_first: tuple[tuple[str, float], ...] = ()
+    spelled_last: tuple[tuple[str, float], ...] = ()
 
     @property
     def has_company(self) -> bool:
@@ -848,15 +856,130 @@ def _profile(person: Person) -> _Profile:
     company_page = company_linkedin_slug(person.company_linkedin_url) or company_linkedin_slug(
         person.website
     )
+    email = email_key(person.email)
+    linkedin = linkedin_slug(person.linkedin_url)
+    first, last = name_tokens(person.first_name), name_tokens(person.last_name)
+    spelled_first, spelled_last = _spelled_names(first, last, email, linkedin)
     return _Profile(
-        email=email_key(person.email),
-        linkedin=linkedin_slug(person.linkedin_url),
-        first=name_tokens(person.first_name),
-        last=name_tokens(person.last_name),
+        email=email,
+        linkedin=linkedin,
+        first=first,
+        last=last,
         company_name=company_name_key(person.company),
         domains=frozenset(d for d in domains if d is not None),
         company_page=company_page,
+        spelled_first=spelled_first,
+        spelled_last=spelled_last,
     )
+
+
+def _spelled_words(email: str | None, slug: str | None) -> list[list[str]]:
+    """The words of a name an email address's local part or a profile slug may spell:
+    ["jane", "doe"] for jane.doe77@… or /in/jane-doe-3b2a1c (digits and ids left out),
+    ["jdoe"] for jdoe@…"""
+    found: list[list[str]] = []
+    if email:
+        words = [w for w in _NOT_LETTERS.split(email.rsplit("@", 1)[0]) if w]
+        if words:
+            found.append(words)
+    if slug and "/" not in slug:
+        words = [w for w in fold(slug).split("-") if w.isalpha()]
+        if words:
+            found.append(words)
+    return found
+
+
+def _near(typed: str, spelled: str) -> bool:
+    """Whether a typed name word is a slip of ``spelled``: an edit or two, or cut short."""
+    if min(len(typed), len(spelled)) >= 3 and (
+        typed.startswith(spelled) or spelled.startswith(typed)
+    ):
+        return True
+    allowed = 1 if min(len(typed), len(spelled)) < 6 else 2
+    return OSA.distance(typed, spelled, score_cutoff=allowed) <= allowed
+
+
+def _misspells_first(typed: str, spelled: str) -> bool:
+    """Whether a typed first name is a slip of ``spelled`` or of one of its short forms
+    ("Triish", "Patricia"), or its initial."""
+    forms = {spelled} | {
+        short for formal in given_name_forms(spelled) for short in _SHORT_FORMS.get(formal, ())
+    }
+    if len(typed) == 1:
+        return any(form[0] == typed for form in forms)
+    return any(_near(typed, form) for form in forms)
+
+
+def _spelled_names(
+    first: tuple[str, ...], last: tuple[str, ...], email: str | None, slug: str | None
+) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]:
+    """The first and last names a record's own email address or profile spells where its
+    typed names are within a typo of them (a typed "Triish Nelson" at
+    patricia.nelson@…, "Adms" at badams@…), each with what reading it costs: a typo's (an
+    initial's for a typed initial). A spelled first name counts when the same address spells
+    the typed last name, and the other way round."""
+    if not first or not last:
+        return (), ()
+    typed_first, typed_last = first[0], "".join(last)
+    firsts: dict[str, float] = {}
+    lasts: dict[str, float] = {}
+    for words in _spelled_words(email, slug):
+        pairs: list[tuple[str, str]] = []
+        if len(words) >= 2:
+            pairs += [(words[0], "".join(words[1:k])) for k in range(2, len(words) + 1)]
+        else:
+            word = words[0]
+            if word.endswith(typed_last) and len(word) > len(typed_last):
+                pairs.append((word[: -len(typed_last)], typed_last))  # janedoe@, jdoe@
+            if len(word) > len(typed_first) > 1 and word.startswith(typed_first):
+                pairs.append((typed_first, word[len(typed_first) :]))
+            if len(word) >= 4 and word[0] == typed_first[0]:
+                pairs.append((word[0], word[1:]))  # jdoe@ for a misspelt Doe
+            pairs.append((word, ""))  # jane@
+        for spelled_first, spelled_last in pairs:
+            if (
+                spelled_first != typed_first
+                and len(spelled_first) > 1
+                and spelled_last in (typed_last, "")
+                and _misspells_first(typed_first, spelled_first)
+            ):
+                cost = FIRST_INITIAL if len(typed_first) == 1 else FIRST_ONE_TYPO
+                firsts[spelled_first] = min(cost, firsts.get(spelled_first, cost))
+            if (
+                spelled_last
+                and spelled_last != typed_last
+                and len(spelled_last) > 1
+                and (
+                    spelled_first == typed_first[0]
+                    or first_name_penalty((spelled_first,), first) is not None
+                )
+                and _near(typed_last, spelled_last)
+            ):
+                lasts[spelled_last] = LAST_ONE_TYPO
+    return tuple(sorted(firsts.items())), tuple(sorted(lasts.items()))
+
+
+def _name_penalty(q: _Profile, c: _Profile, *, first: bool) -> float | None:
+    """How much less than certain two records' first (or last) names agree, reading each
+    record's name as its email address or profile spells it where they differ by a typo."""
+    compare = first_name_penalty if first else last_name_penalty
+    a, b = (q.first, c.first) if first else (q.last, c.last)
+    found = compare(a, b)
+    if found is not None:
+        return found
+    spelled_q = q.spelled_first if first else q.spelled_last
+    spelled_c = c.spelled_first if first else c.spelled_last
+    if not spelled_q and not spelled_c:
+        return None
+    best: float | None = None
+    for x, cost_x in ((a, 0.0), *(((n,), cost) for n, cost in spelled_q)):
+        for y, cost_y in ((b, 0.0), *(((n,), cost) for n, cost in spelled_c)):
+            if x is a and y is b:
+                continue
+            penalty = compare(x, y)
+            if penalty is not None and (best is None or penalty + cost_x + cost_y < best):
+                best = penalty + cost_x + cost_y
+    return best
 
 
 def _company_forms(p: _Profile) -> set[str]:
@@ -959,8 +1082,12 @@ def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
 
 def _identifier_confidence(base: float, q: _Profile, c: _Profile) -> float:
     """An email or profile match, weakened when both records name the person differently."""
-    first = _compatible(q.first, c.first, first=True)
-    last = _compatible(q.last, c.last, first=False)
+    first = _compatible(q.first, c.first, first=True) or (
+        _name_penalty(q, c, first=True) is not None
+    )
+    last = _compatible(q.last, c.last, first=False) or (
+        _name_penalty(q, c, first=False) is not None
+    )
     if not first and not last:
         return min(base, IDENTIFIER_OTHER_NAME)
     if not first:
@@ -1004,11 +1131,9 @@ def match(
         other_address = OTHER_ADDRESS
     if not (q.has_company and c.has_company):
         return None
-    first = first_name_penalty(q.first, c.first)
-    if first is None:
-        return None
-    last = last_name_penalty(q.last, c.last)
-    if last is None:
+    first = _name_penalty(q, c, first=True)
+    last = _name_penalty(q, c, first=False)
+    if first is None or last is None:
         return None
     company = _company_penalty(q, c, dominant_domains)
     if company is None:
