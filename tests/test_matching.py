@@ -795,3 +795,38 @@ def test_an_identifier_match_reads_a_misspelt_name_as_its_address_spells_it() ->
     other = match(Person("Mary", "Young", email="anthony.young@pine.com"),
                   Person("Anthony", "Young", email="anthony.young@pine.com"))  # fmt: skip
     assert other is not None and other.confidence < DEFAULT_MIN_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    ("typed", "real"),
+    [("Noahh", "Noah"), ("Lri", "Lori"), ("Joqn", "Joan"), ("Alzn", "Alan"), ("Josee", "Jose")],
+)
+def test_a_short_first_name_slip_matches_at_the_same_company_domain(typed: str, real: str) -> None:
+    candidate = Person(real, "Ross", email=f"{real.lower()}.ross@rapidbirch.com",
+                       company="Rapid Birch")  # fmt: skip
+    assert sure(match(Person(typed, "Ross", website="rapidbirch.com"), candidate), "name+company")
+    # By the company's name alone it is not enough.
+    by_name = match(Person(typed, "Ross", company="Rapid Birch"), candidate)
+    assert by_name is None or by_name.confidence < DEFAULT_MIN_CONFIDENCE
+    # Nor at another company.
+    assert match(Person(typed, "Ross", website="globex.com"), candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "real"), [("Diiaz", "Diaz"), ("Hartt", "Hart"), ("Col", "Cole"), ("Leee", "Lee")]
+)
+def test_a_short_last_name_slip_matches_at_the_same_company_page(typed: str, real: str) -> None:
+    page = "https://www.linkedin.com/company/elite-scarlet"
+    candidate = Person("Debra", real, company="Elite Scarlet", company_linkedin_url=page)
+    query = Person("Debra", typed, company_linkedin_url=page)
+    assert sure(match(query, candidate), "name+company")
+    # Not with the first name differing too.
+    assert match(Person("Debbie", typed, company_linkedin_url=page), candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [("Mark", "Mary"), ("Jake", "Jane"), ("Amy", "Ann"), ("Ted", "Tom"), ("Al", "Ali")]
+)
+def test_a_short_name_changed_by_more_than_a_slip_is_another_name(a: str, b: str) -> None:
+    candidate = Person(b, "Ross", email=f"{b.lower()}@rapidbirch.com", company="Rapid Birch")
+    assert match(Person(a, "Ross", website="rapidbirch.com"), candidate) is None

@@ -50,6 +50,9 @@ FIRST_MIDDLE_NAME = 0.01  # "John Michael" / "John"
 FIRST_NICKNAME = 0.02  # "Bob" / "Robert", "Sara" / "Sarah"
 FIRST_ONE_TYPO = 0.04
 FIRST_TWO_TYPOS = 0.07
+# A short name (3 or 4 letters) one keyboard slip from the other ("Noahh", "Lri" for "Lori"),
+# where the other name agrees exactly and the company by its domain or page.
+SHORT_NAME_SLIP = 0.05
 FIRST_INITIAL = 0.07  # "J." / "John": only with all else exact does it reach 0.9
 LAST_COMPOUND = 0.03  # "Garcia Lopez" / "Garcia"
 LAST_ONE_TYPO = 0.05
@@ -1037,6 +1040,51 @@ def _company_penalty(
     return None if named is None else penalty + named
 
 
+def _same_company_identifier(q: _Profile, c: _Profile) -> bool:
+    """Whether two records show the same company page or a shared company domain."""
+    if q.company_page and q.company_page == c.company_page:
+        return True
+    return any(_same_domain(a, b) for a in q.domains for b in c.domains)
+
+
+def _key_neighbours() -> dict[str, str]:
+    """The keys around each letter of a QWERTY keyboard, whose rows are staggered."""
+    rows = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+    near: dict[str, set[str]] = {}
+    for r, row in enumerate(rows):
+        for i, key in enumerate(row):
+            around = near.setdefault(key, set())
+            around.update(row[j] for j in (i - 1, i + 1) if 0 <= j < len(row))
+            if r + 1 < len(rows):  # the row below is shifted half a key to the right
+                below = rows[r + 1]
+                for j in (i - 1, i):
+                    if 0 <= j < len(below):
+                        around.add(below[j])
+                        near.setdefault(below[j], set()).add(key)
+    return {key: "".join(sorted(around)) for key, around in near.items()}
+
+
+_KEY_NEIGHBOURS = _key_neighbours()
+
+
+def _short_slip(a: str, b: str) -> bool:
+    """Whether two short names (3 or 4 letters, the longer at most 5) are one keyboard slip
+    apart: a letter doubled or dropped, two neighbours swapped, or a key next to the right
+    one. A changed letter that is no neighbouring key ("Mark", "Mary") is another name."""
+    if a == b or min(len(a), len(b)) < 3 or max(len(a), len(b)) > 5:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diffs) == 1:
+            return b[diffs[0]] in _KEY_NEIGHBOURS.get(a[diffs[0]], "")
+        i = diffs[0]
+        return diffs == [i, i + 1] and (a[i], a[i + 1]) == (b[i + 1], b[i])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return len(long) == len(short) + 1 and any(
+        long[:i] + long[i + 1 :] == short for i in range(len(long))
+    )
+
+
 def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
     """Whether the record's company bears a name that several companies bear, and is not the
     one most people of that name work at."""
@@ -1133,6 +1181,10 @@ def match(
         return None
     first = _name_penalty(q, c, first=True)
     last = _name_penalty(q, c, first=False)
+    if first is None and last == 0.0 and _same_company_identifier(q, c):
+        first = SHORT_NAME_SLIP if _short_slip(q.first[0], c.first[0]) else None
+    elif last is None and first == 0.0 and _same_company_identifier(q, c):
+        last = SHORT_NAME_SLIP if _short_slip("".join(q.last), "".join(c.last)) else None
     if first is None or last is None:
         return None
     company = _company_penalty(q, c, dominant_domains)
