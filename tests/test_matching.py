@@ -830,3 +830,19 @@ def test_a_short_last_name_slip_matches_at_the_same_company_page(typed: str, rea
 def test_a_short_name_changed_by_more_than_a_slip_is_another_name(a: str, b: str) -> None:
     candidate = Person(b, "Ross", email=f"{b.lower()}@rapidbirch.com", company="Rapid Birch")
     assert match(Person(a, "Ross", website="rapidbirch.com"), candidate) is None
+
+
+def test_query_company_keys_also_try_the_bare_name_of_a_domain_or_a_name() -> None:
+    """A contact at getacme.com or "Acme Health" also looks under the "acme" key, where a
+    record named "Acme" is stored; what records are stored under does not change."""
+    assert {"geta", "acme"} <= company_keys(Person(website="https://getacme.com"))
+    assert {"acme"} <= company_keys(Person(email="jane@acmehq.com"))
+    assert {"hubh", "hub"} <= company_keys(Person(company="Hub Health S.A."))
+    assert company_key(Person(website="https://getacme.com")) == "geta"
+    assert company_key(Person(company="Hub Health S.A.")) == "hubh"
+    # Short or plain names keep their one key.
+    assert company_keys(Person(website="gold.com")) == {"gold"}
+    assert company_keys(Person(company="Health")) == {"heal"}
+    # More keys find more candidates; a namesake among them is still refused.
+    candidate = Person("Jane", "Doe", company="Acme", website="acme.com")
+    assert match(Person("Jane", "Doe", website="getacme.com"), candidate) is None

@@ -745,11 +745,38 @@ def _company_key_of(form: str | None) -> str | None:
     return key if len(key) >= 2 else None
 
 
+# What a company's domain may add to its name: getacme.com, acmehq.com are Acme's.
+_DOMAIN_PREFIXES = ("get", "try", "use", "join")
+_DOMAIN_SUFFIXES = ("hq", "app", "inc", "group", "usa")
+
+
+def _bare_label(label: str) -> str:
+    """A domain's name without a prefix or suffix companies add to theirs: "acme" for
+    "getacme" or "acmehq"."""
+    for prefix in _DOMAIN_PREFIXES:
+        if label.startswith(prefix) and len(label) - len(prefix) >= 3:
+            return label[len(prefix) :]
+    for suffix in _DOMAIN_SUFFIXES:
+        if label.endswith(suffix) and len(label) - len(suffix) >= 3:
+            return label[: -len(suffix)]
+    return label
+
+
 def company_keys(person: Person) -> frozenset[str]:
-    """The company keys a record of ``person`` may be stored under: from its company name,
-    each company domain (website or work email) and its company page's vanity name."""
+    """The company keys a record of ``person`` may be stored under: from its company name
+    (also without trailing descriptive words: "Hub Health" may be stored as "Hub"), each
+    company domain (website or work email; also without a prefix or suffix companies add to
+    their domains: getacme.com may be stored as "Acme") and its company page's vanity
+    name."""
     p = _profile(person)
-    forms = [p.company_name, *(_domain_label(d) for d in p.domains)]
+    labels = [_domain_label(d) for d in p.domains]
+    forms: list[str | None] = [*labels, *map(_bare_label, labels)]
+    if p.company_name:
+        words = p.company_name.split()
+        forms.append(p.company_name)
+        while len(words) > 1 and words[-1] in COMPANY_DESCRIPTORS:
+            words.pop()
+        forms.append(" ".join(words))
     if p.company_page:
         forms.append(_page_name(p.company_page))
     return frozenset(k for k in map(_company_key_of, forms) if k is not None)
