@@ -845,4 +845,35 @@ def test_query_company_keys_also_try_the_bare_name_of_a_domain_or_a_name() -> No
     assert company_keys(Person(company="Health")) == {"heal"}
     # More keys find more candidates; a namesake among them is still refused.
     candidate = Person("Jane", "Doe", company="Acme", website="acme.com")
-    assert match(Person("Jane", "Doe", website="getacme.com"), candidate) is None
+    other_domain = match(Person("Jane", "Doe", website="getacme.com"), candidate)
+    assert other_domain is None or other_domain.confidence < DEFAULT_MIN_CONFIDENCE
+    assert match(Person("Jane", "Doe", website="getglobex.com"), candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "candidate"),
+    [
+        (Person("Juan", "Boyd", company="Silver Group"),
+         Person("Juan", "Boyd", website="https://www.silvergroup.com/")),
+        (Person("Ann", "Lee", company_linkedin_url="linkedin.com/company/cascade-consulting"),
+         Person("Ann", "Lee", company="Cascade Corp.")),
+        (Person("Al", "Ortiz", email="aortiz@getacme.com"),
+         Person("Al", "Ortiz", company="Acme Co.")),
+        (Person("Ann", "Lee", company="Works Quantum Ltd"),
+         Person("Ann", "Lee", website="https://getworksquantum.com/about-us")),
+    ],
+)  # fmt: skip
+def test_a_company_spelled_with_what_companies_add_to_their_name_agrees(
+    query: Person, candidate: Person
+) -> None:
+    assert sure(match(query, candidate), "name+company")
+    assert sure(match(candidate, query), "name+company")
+
+
+def test_companies_adding_different_words_to_one_name_are_different() -> None:
+    dental = Person("Ann", "Lee", company="Acme Dental")
+    robotics = Person("Ann", "Lee", company_linkedin_url="linkedin.com/company/acme-robotics")
+    assert match(robotics, dental) is None
+    systems = Person("Ann", "Lee", company="Acme Systems", website="acmesystems.com")
+    software = Person("Ann", "Lee", company="Acme Software", website="getacme.com")
+    assert match(systems, software) is None

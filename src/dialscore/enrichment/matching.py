@@ -609,13 +609,18 @@ def company_name_penalty(a: str, b: str) -> float | None:
 def _page_name(slug: str) -> str | None:
     """The name in a company page's vanity slug: "acme" for "acme-inc" or "acme-536"; None
     for a numeric page id or a showcase or school page."""
+    name = "".join(_page_words(slug))
+    return name if len(name) >= 3 else None
+
+
+def _page_words(slug: str) -> list[str]:
+    """The words of the name in a company page's vanity slug (see ``_page_name``)."""
     if slug.isdigit() or "/" in slug:
-        return None
+        return []
     words = [w for w in slug.split("-") if w]
     while len(words) > 1 and (words[-1].isdigit() or words[-1] in LEGAL_SUFFIXES):
         words.pop()
-    name = "".join(words)
-    return name if len(name) >= 3 else None
+    return words
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -1012,15 +1017,40 @@ def _name_penalty(q: _Profile, c: _Profile, *, first: bool) -> float | None:
     return best
 
 
-def _company_forms(p: _Profile) -> set[str]:
+def _company_forms(p: _Profile, *, bare: bool = False) -> set[str]:
     """The spellings of a record's company that can be compared across kinds: its name
-    without spaces, its domains' names ("acme" for "acme.co.uk"), its page's vanity name."""
-    forms = {_domain_label(d) for d in p.domains}
+    without spaces, its domains' names ("acme" for "acme.co.uk"), its page's vanity name.
+    ``bare``: also each without what companies add to their name: descriptive words ("Acme
+    Consulting", /company/acme-consulting), a legal word a domain keeps (acmegroup.com), a
+    domain's prefix or suffix (getacme.com, acmehq.com)."""
+    forms: set[str] = set()
+    for domain in p.domains:
+        label = _domain_label(domain)
+        forms.update((label, _bare_label(label)) if bare else (label,))
     if p.company_name:
-        forms.add(p.company_name.replace(" ", ""))
+        forms.update(_without_descriptors(p.company_name.split(), bare))
     if p.company_page:
-        forms.add(_page_name(p.company_page) or "")
+        forms.update(_without_descriptors(_page_words(p.company_page), bare))
     return {f for f in forms if len(f) >= 3}
+
+
+def _same_company_form(q: _Profile, c: _Profile) -> bool:
+    """Whether one record's company spells the other's without what companies add to their
+    name ("Acme", acmegroup.com; but not "Acme Systems", "Acme Software", which drop
+    different words)."""
+    full_q, full_c = _company_forms(q), _company_forms(c)
+    return bool(full_q & _company_forms(c, bare=True) or _company_forms(q, bare=True) & full_c)
+
+
+def _without_descriptors(words: Sequence[str], bare: bool) -> tuple[str, ...]:
+    """A name's words joined, and (``bare``) joined again without its trailing descriptive
+    words."""
+    if not words or not bare:
+        return ("".join(words),)
+    kept = list(words)
+    while len(kept) > 1 and kept[-1] in COMPANY_DESCRIPTORS:
+        kept.pop()
+    return ("".join(words), "".join(kept))
 
 
 def _company_penalty(
@@ -1062,7 +1092,11 @@ def _company_penalty(
             if not _names_own_company(other, minor, dominant_domains):
                 return None
             return penalty + (COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR))
-    if _company_forms(q) & _company_forms(c):
+    if _company_forms(q) & _company_forms(c) or (
+        named is None
+        and not (q.company_name and c.company_name)  # two names that differ tell
+        and _same_company_form(q, c)
+    ):
         named = COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR)
     return None if named is None else penalty + named
 
