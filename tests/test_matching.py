@@ -213,7 +213,9 @@ def test_company_keys_keep_what_tells_companies_apart() -> None:
         ("acme", "acme technologies international", True),
         ("ibm", "international business machines", True),
         ("accenture", "acenture", True),
-        ("flux", "flux dental", True),  # a short form: allowed, at a cost
+        ("flux", "flux dental", True),  # the trade dropped
+        ("summit", "summit capital", True),
+        ("valley", "valley jade", True),  # a short form: allowed, at a cost
         ("acme software", "acme systems", False),
         ("acme", "acne", False),
         ("summit health", "pinnacle health", False),
@@ -227,8 +229,23 @@ def test_near_company_names(a: str, b: str, near: bool) -> None:
 
 def test_a_prefix_costs_more_than_a_descriptive_word() -> None:
     descriptive = company_name_penalty("acme", "acme software")
-    prefix = company_name_penalty("flux", "flux dental")
+    prefix = company_name_penalty("valley", "valley jade")
     assert descriptive is not None and prefix is not None and prefix > descriptive
+
+
+@pytest.mark.parametrize(
+    "trade", ["dental", "realty", "capital", "health", "logistics", "media", "studio"]
+)
+def test_a_trade_word_is_descriptive(trade: str) -> None:
+    """ "Flux Dental" is "Flux" to its patients: the trade costs what "Software" does."""
+    assert company_name_penalty("flux", f"flux {trade}") == company_name_penalty(
+        "acme", "acme software"
+    )
+    candidate = Person("Ann", "Lee", company=f"Flux {trade.title()} LLC")
+    assert sure(match(Person("Ann", "Lee", company="Flux Inc."), candidate), "name+company")
+    # Another trade is another company.
+    other = match(Person("Ann", "Lee", company="Flux Robotics"), candidate)
+    assert other is None or other.confidence < DEFAULT_MIN_CONFIDENCE
 
 
 @pytest.mark.parametrize(
@@ -292,7 +309,8 @@ def test_last_name_keys_of_nothing() -> None:
         ("Peggy", "Margaret"), ("Jim", "James"), ("Kate", "Katherine"), ("Kate", "Catherine"),
         ("Sasha", "Alexander"), ("Alex", "Alexandra"), ("Alex", "Alexander"),
         ("Sara", "Sarah"), ("Steve", "Stephen"), ("Steven", "Stephen"), ("Jon", "John"),
-        ("Hank", "Henry"), ("Chuck", "Charles"), ("Molly", "Mary"),
+        ("Hank", "Henry"), ("Chuck", "Charles"), ("Molly", "Mary"), ("Kate", "Kathleen"),
+        ("Katie", "Kathleen"), ("Kathy", "Kathleen"),
     ],
 )  # fmt: skip
 def test_nicknames_match_their_names(a: str, b: str) -> None:
@@ -637,6 +655,26 @@ def test_a_shared_company_name_reads_as_its_largest_company() -> None:
     assert match(with_domain, major, dominant_domains=dominant) is None
 
 
+def test_a_longer_name_spelling_a_minor_company_domain_names_that_company() -> None:
+    """ "Rural Dental" names the Rural at ruraldental.com, not the Rural most people of the
+    name work at; "Rural" alone still reads as that one."""
+    dominant = {"rural": "rural.com"}
+    minor = Person("Jeff", "Porter", company="The Rural Inc.", website="www.ruraldental.com")
+    by_longer_name = Person("Jeff", "Porter", company="Rural Dental Corp")
+    by_page = Person("Jeff", "Porter", company_linkedin_url="linkedin.com/company/rural-dental")
+    assert sure(match(by_longer_name, minor, dominant_domains=dominant), "name+company")
+    assert sure(match(minor, by_longer_name, dominant_domains=dominant), "name+company")
+    assert sure(match(by_page, minor, dominant_domains=dominant), "name+company")
+    # The shared name alone, or a domain of the same name elsewhere, is not the minor company.
+    by_shared_name = Person("Jeff", "Porter", company="Rural")
+    assert match(by_shared_name, minor, dominant_domains=dominant) is None
+    elsewhere = Person("Jeff", "Porter", company="Rural", website="rural.io")
+    assert match(elsewhere, minor, dominant_domains=dominant) is None
+    # A longer name that is itself shared reads as its own largest company.
+    shared_too = {**dominant, "rural dental": "ruraldental.io"}
+    assert match(by_longer_name, minor, dominant_domains=shared_too) is None
+
+
 @pytest.mark.parametrize(
     "person",
     [
@@ -705,3 +743,138 @@ def test_best_match_prefers_the_strongest_and_refuses_a_tie_by_name() -> None:
     # Duplicate records with the same email: the first.
     twice = best_match(Person(email="jane.doe@acme.com"), [namesake_a, namesake_a])
     assert twice is not None and twice[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "candidate"),
+    [
+        # The query's own address spells the name its typed one misspells.
+        (Person("Angel", "Hughes", email="angela.hughes@gmail.com", company="Irving"),
+         Person("Angela", "Hughes", company="Irving GmbH")),
+        (Person("Triish", "Nelson", linkedin_url="linkedin.com/in/patricia-nelson",
+                company="Acme Labs"),
+         Person("Patricia", "Nelson", company="Acme Labs Inc.")),
+        # The candidate's: jdoe@ and jane.doe77@ spell the last name, jane@ the first.
+        (Person("Billy", "Adams", website="zenithsystems.com"),
+         Person("Billy", "Adms", email="badams@zenithsystems.com", company="Zenith Systems")),
+        (Person("Paul", "Liu", company="Willow Lake"),
+         Person("Paul", "Lij", email="paul.liu2@willowlake.com", company="Willow Lake S.A.")),
+        (Person("Alan", "Mitchell", company="Summit Hub"),
+         Person("Alah", "Mitchell", email="alan@summithub.com", company="Summit Hub")),
+        (Person("Jidy", "Tran", email="judithtran@yahoo.com", company="Pulse"),
+         Person("Judith", "Tran", company="Pulse")),
+    ],
+)  # fmt: skip
+def test_a_misspelt_name_reads_as_its_own_address_spells_it(
+    query: Person, candidate: Person
+) -> None:
+    assert sure(match(query, candidate), "name+company")
+    assert sure(match(candidate, query), "name+company")
+
+
+def test_a_spelled_name_does_not_make_a_namesake_or_another_name_agree() -> None:
+    candidate = Person("Angela", "Hughes", company="Irving GmbH")
+    # Another company is another person, however the name is spelled.
+    elsewhere = Person("Angel", "Hughes", email="angela.hughes@gmail.com", company="Globex")
+    assert match(elsewhere, candidate) is None
+    # An address that spells a name far from the typed one (another person's mailbox) or
+    # does not spell the last name too says nothing about the first.
+    assert match(Person("Mary", "Hughes", email="angela.hughes@gmail.com",
+                        company="Irving"), candidate) is None  # fmt: skip
+    assert match(Person("Angel", "Hughes", email="angela.smith@gmail.com",
+                        company="Irving"), candidate) is None  # fmt: skip
+    assert match(Person("Angel", "Hughes", company="Irving"), candidate) is None
+
+
+def test_an_identifier_match_reads_a_misspelt_name_as_its_address_spells_it() -> None:
+    record = Person("Douglas", "Mitchell", email="douglas.mitchell@wisehealth.com")
+    found = match(Person("DougM.", "Mitchell", email="douglas.mitchell@wisehealth.com"), record)
+    assert sure(found, "email")
+    initial = match(Person("T.", "Young", email="anthony.young@pine.com"),
+                    Person("Anthony", "Young", email="anthony.young@pine.com"))  # fmt: skip
+    assert sure(initial, "email")
+    other = match(Person("Mary", "Young", email="anthony.young@pine.com"),
+                  Person("Anthony", "Young", email="anthony.young@pine.com"))  # fmt: skip
+    assert other is not None and other.confidence < DEFAULT_MIN_CONFIDENCE
+
+
+@pytest.mark.parametrize(
+    ("typed", "real"),
+    [("Noahh", "Noah"), ("Lri", "Lori"), ("Joqn", "Joan"), ("Alzn", "Alan"), ("Josee", "Jose")],
+)
+def test_a_short_first_name_slip_matches_at_the_same_company_domain(typed: str, real: str) -> None:
+    candidate = Person(real, "Ross", email=f"{real.lower()}.ross@rapidbirch.com",
+                       company="Rapid Birch")  # fmt: skip
+    assert sure(match(Person(typed, "Ross", website="rapidbirch.com"), candidate), "name+company")
+    # By the company's name alone it is not enough.
+    by_name = match(Person(typed, "Ross", company="Rapid Birch"), candidate)
+    assert by_name is None or by_name.confidence < DEFAULT_MIN_CONFIDENCE
+    # Nor at another company.
+    assert match(Person(typed, "Ross", website="globex.com"), candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("typed", "real"), [("Diiaz", "Diaz"), ("Hartt", "Hart"), ("Col", "Cole"), ("Leee", "Lee")]
+)
+def test_a_short_last_name_slip_matches_at_the_same_company_page(typed: str, real: str) -> None:
+    page = "https://www.linkedin.com/company/elite-scarlet"
+    candidate = Person("Debra", real, company="Elite Scarlet", company_linkedin_url=page)
+    query = Person("Debra", typed, company_linkedin_url=page)
+    assert sure(match(query, candidate), "name+company")
+    # Not with the first name differing too.
+    assert match(Person("Debbie", typed, company_linkedin_url=page), candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [("Mark", "Mary"), ("Jake", "Jane"), ("Amy", "Ann"), ("Ted", "Tom"), ("Al", "Ali")]
+)
+def test_a_short_name_changed_by_more_than_a_slip_is_another_name(a: str, b: str) -> None:
+    candidate = Person(b, "Ross", email=f"{b.lower()}@rapidbirch.com", company="Rapid Birch")
+    assert match(Person(a, "Ross", website="rapidbirch.com"), candidate) is None
+
+
+def test_query_company_keys_also_try_the_bare_name_of_a_domain_or_a_name() -> None:
+    """A contact at getacme.com or "Acme Health" also looks under the "acme" key, where a
+    record named "Acme" is stored; what records are stored under does not change."""
+    assert {"geta", "acme"} <= company_keys(Person(website="https://getacme.com"))
+    assert {"acme"} <= company_keys(Person(email="jane@acmehq.com"))
+    assert {"hubh", "hub"} <= company_keys(Person(company="Hub Health S.A."))
+    assert company_key(Person(website="https://getacme.com")) == "geta"
+    assert company_key(Person(company="Hub Health S.A.")) == "hubh"
+    # Short or plain names keep their one key.
+    assert company_keys(Person(website="gold.com")) == {"gold"}
+    assert company_keys(Person(company="Health")) == {"heal"}
+    # More keys find more candidates; a namesake among them is still refused.
+    candidate = Person("Jane", "Doe", company="Acme", website="acme.com")
+    other_domain = match(Person("Jane", "Doe", website="getacme.com"), candidate)
+    assert other_domain is None or other_domain.confidence < DEFAULT_MIN_CONFIDENCE
+    assert match(Person("Jane", "Doe", website="getglobex.com"), candidate) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "candidate"),
+    [
+        (Person("Juan", "Boyd", company="Silver Group"),
+         Person("Juan", "Boyd", website="https://www.silvergroup.com/")),
+        (Person("Ann", "Lee", company_linkedin_url="linkedin.com/company/cascade-consulting"),
+         Person("Ann", "Lee", company="Cascade Corp.")),
+        (Person("Al", "Ortiz", email="aortiz@getacme.com"),
+         Person("Al", "Ortiz", company="Acme Co.")),
+        (Person("Ann", "Lee", company="Works Quantum Ltd"),
+         Person("Ann", "Lee", website="https://getworksquantum.com/about-us")),
+    ],
+)  # fmt: skip
+def test_a_company_spelled_with_what_companies_add_to_their_name_agrees(
+    query: Person, candidate: Person
+) -> None:
+    assert sure(match(query, candidate), "name+company")
+    assert sure(match(candidate, query), "name+company")
+
+
+def test_companies_adding_different_words_to_one_name_are_different() -> None:
+    dental = Person("Ann", "Lee", company="Acme Dental")
+    robotics = Person("Ann", "Lee", company_linkedin_url="linkedin.com/company/acme-robotics")
+    assert match(robotics, dental) is None
+    systems = Person("Ann", "Lee", company="Acme Systems", website="acmesystems.com")
+    software = Person("Ann", "Lee", company="Acme Software", website="getacme.com")
+    assert match(systems, software) is None

@@ -50,12 +50,15 @@ FIRST_MIDDLE_NAME = 0.01  # "John Michael" / "John"
 FIRST_NICKNAME = 0.02  # "Bob" / "Robert", "Sara" / "Sarah"
 FIRST_ONE_TYPO = 0.04
 FIRST_TWO_TYPOS = 0.07
+# A short name (3 or 4 letters) one keyboard slip from the other ("Noahh", "Lri" for "Lori"),
+# where the other name agrees exactly and the company by its domain or page.
+SHORT_NAME_SLIP = 0.05
 FIRST_INITIAL = 0.07  # "J." / "John": only with all else exact does it reach 0.9
 LAST_COMPOUND = 0.03  # "Garcia Lopez" / "Garcia"
 LAST_ONE_TYPO = 0.05
 LAST_TWO_TYPOS = 0.08
 COMPANY_SIMILAR = 0.04  # a near name ("Acme Software" / "Acme"), or a domain's name
-COMPANY_PREFIX = 0.09  # a name's first words ("Flux" / "Flux Dental"): short form or namesake
+COMPANY_PREFIX = 0.09  # a name's first words ("Valley" / "Valley Jade"): short form or namesake
 COMPANY_OTHER_DOMAIN = 0.05  # both have domains, none shared
 COMPANY_OTHER_PAGE = 0.03  # both have company LinkedIn pages, different ones
 COMPANY_OTHER_NAME = 0.02  # matched by domain or page, yet the names differ
@@ -113,7 +116,8 @@ LEGAL_SUFFIXES = frozenset(
         "pte", "pvt", "private", "sp", "z", "oo", "group", "holdings", "holding", "and", "the",
     }
 )  # fmt: skip
-# Words a company name may carry or drop: "Acme Software" is likely "Acme".
+# Words a company name may carry or drop: "Acme Software" is likely "Acme", and "Flux Dental"
+# (a trade) "Flux".
 COMPANY_DESCRIPTORS = frozenset(
     {
         "technologies", "technology", "tech", "software", "systems", "solutions",
@@ -121,6 +125,11 @@ COMPANY_DESCRIPTORS = frozenset(
         "consulting", "partners", "industries", "enterprises", "usa", "us", "america",
         "americas", "digital", "networks", "north", "hq", "inc", "io", "ai", "app", "apps",
         "online", "interactive",
+        "health", "healthcare", "medical", "dental", "clinic", "pharma", "capital",
+        "ventures", "investments", "financial", "finance", "bank", "insurance", "realty",
+        "properties", "logistics", "media", "marketing", "studio", "studios", "design",
+        "energy", "foods", "analytics", "engineering", "construction", "manufacturing",
+        "advisors", "advisory", "management", "associates", "research",
     }
 )  # fmt: skip
 # Given names and their short forms and spelling variants (formal name first).
@@ -199,6 +208,7 @@ NICKNAMES: Mapping[str, tuple[str, ...]] = {
     "judith": ("judy", "judi", "jude"),
     "julia": ("julie", "jules", "giulia"),
     "katherine": ("kate", "katie", "kathy", "kat", "kathryn", "katharine", "kay"),
+    "kathleen": ("kathy", "kate", "katie", "kath", "kay", "kathie", "kathlyn"),
     "kenneth": ("ken", "kenny"),
     "kimberly": ("kim", "kimmy", "kimberley"),
     "lawrence": ("larry", "laurence", "laurent", "lorenzo", "lars"),
@@ -261,6 +271,7 @@ _FOLD_EXTRA = str.maketrans(
 # Straight and typographic apostrophes, and the accents typed for them.
 _APOSTROPHES = str.maketrans("", "", "'\u2019`\u00b4\u02bc")
 _SEPARATORS = re.compile(r"[\W_]+")
+_NOT_LETTERS = re.compile(r"[^a-z]+")
 # Unicode's combining marks (accents once NFKD has split them from their letters).
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _WHITESPACE = re.compile(r"\s")
@@ -597,10 +608,11 @@ def _same_domain(a: str, b: str) -> bool:
 def company_name_penalty(a: str, b: str) -> float | None:
     """How much less than certain two company name keys (``company_name_key``) name the same
     company: 0 when equal; ``COMPANY_SIMILAR`` for the same letters ("jp morgan",
-    "jpmorgan"), one the other with descriptive words ("acme", "acme software"), an acronym
-    ("ibm", "international business machines") or a small typo in a longer name;
-    ``COMPANY_PREFIX`` for one the other's first words ("flux", "flux dental"), which is
-    often a short form and sometimes another company; None otherwise."""
+    "jpmorgan"), one the other with descriptive words or a trade ("acme", "acme software";
+    "flux", "flux dental"), an acronym ("ibm", "international business machines") or a small
+    typo in a longer name; ``COMPANY_PREFIX`` for one the other's first words ("valley",
+    "valley jade"), which is often a short form and sometimes another company; None
+    otherwise."""
     if a == b:
         return 0.0
     joined_a, joined_b = a.replace(" ", ""), b.replace(" ", "")
@@ -624,13 +636,18 @@ def company_name_penalty(a: str, b: str) -> float | None:
 def _page_name(slug: str) -> str | None:
     """The name in a company page's vanity slug: "acme" for "acme-inc" or "acme-536"; None
     for a numeric page id or a showcase or school page."""
+    name = "".join(_page_words(slug))
+    return name if len(name) >= 3 else None
+
+
+def _page_words(slug: str) -> list[str]:
+    """The words of the name in a company page's vanity slug (see ``_page_name``)."""
     if slug.isdigit() or "/" in slug:
-        return None
+        return []
     words = [w for w in slug.split("-") if w]
     while len(words) > 1 and (words[-1].isdigit() or words[-1] in LEGAL_SUFFIXES):
         words.pop()
-    name = "".join(words)
-    return name if len(name) >= 3 else None
+    return words
 
 
 # -- names ------------------------------------------------------------------------------------
@@ -646,6 +663,9 @@ def _nickname_index() -> dict[str, frozenset[str]]:
 
 
 _GIVEN_NAME_FORMS = _nickname_index()
+_SHORT_FORMS: Mapping[str, tuple[str, ...]] = {
+    formal: (formal, *short) for formal, short in NICKNAMES.items()
+}
 
 
 def given_name_forms(name: str) -> frozenset[str]:
@@ -757,11 +777,38 @@ def _company_key_of(form: str | None) -> str | None:
     return key if len(key) >= 2 else None
 
 
+# What a company's domain may add to its name: getacme.com, acmehq.com are Acme's.
+_DOMAIN_PREFIXES = ("get", "try", "use", "join")
+_DOMAIN_SUFFIXES = ("hq", "app", "inc", "group", "usa")
+
+
+def _bare_label(label: str) -> str:
+    """A domain's name without a prefix or suffix companies add to theirs: "acme" for
+    "getacme" or "acmehq"."""
+    for prefix in _DOMAIN_PREFIXES:
+        if label.startswith(prefix) and len(label) - len(prefix) >= 3:
+            return label[len(prefix) :]
+    for suffix in _DOMAIN_SUFFIXES:
+        if label.endswith(suffix) and len(label) - len(suffix) >= 3:
+            return label[: -len(suffix)]
+    return label
+
+
 def company_keys(person: Person) -> frozenset[str]:
-    """The company keys a record of ``person`` may be stored under: from its company name,
-    each company domain (website or work email) and its company page's vanity name."""
+    """The company keys a record of ``person`` may be stored under: from its company name
+    (also without trailing descriptive words: "Hub Health" may be stored as "Hub"), each
+    company domain (website or work email; also without a prefix or suffix companies add to
+    their domains: getacme.com may be stored as "Acme") and its company page's vanity
+    name."""
     p = _profile(person)
-    forms = [p.company_name, *(_domain_label(d) for d in p.domains)]
+    labels = [_domain_label(d) for d in p.domains]
+    forms: list[str | None] = [*labels, *map(_bare_label, labels)]
+    if p.company_name:
+        words = p.company_name.split()
+        forms.append(p.company_name)
+        while len(words) > 1 and words[-1] in COMPANY_DESCRIPTORS:
+            words.pop()
+        forms.append(" ".join(words))
     if p.company_page:
         forms.append(_page_name(p.company_page))
     return frozenset(k for k in map(_company_key_of, forms) if k is not None)
@@ -857,6 +904,10 @@ class _Profile:
     company_name: str | None
     domains: frozenset[str]
     company_page: str | None
+    # The names its own email address or profile spells where the typed name is within a
+    # typo of them, each with what reading it costs (see ``_spelled_names``).
+    spelled_first: tuple[tuple[str, float], ...] = ()
+    spelled_last: tuple[tuple[str, float], ...] = ()
 
     @property
     def has_company(self) -> bool:
@@ -869,26 +920,166 @@ def _profile(person: Person) -> _Profile:
     company_page = company_linkedin_slug(person.company_linkedin_url) or company_linkedin_slug(
         person.website
     )
+    email = email_key(person.email)
+    linkedin = linkedin_slug(person.linkedin_url)
+    first, last = name_tokens(person.first_name), name_tokens(person.last_name)
+    spelled_first, spelled_last = _spelled_names(first, last, email, linkedin)
     return _Profile(
-        email=email_key(person.email),
-        linkedin=linkedin_slug(person.linkedin_url),
-        first=name_tokens(person.first_name),
-        last=name_tokens(person.last_name),
+        email=email,
+        linkedin=linkedin,
+        first=first,
+        last=last,
         company_name=company_name_key(person.company),
         domains=frozenset(d for d in domains if d is not None),
         company_page=company_page,
+        spelled_first=spelled_first,
+        spelled_last=spelled_last,
     )
 
 
-def _company_forms(p: _Profile) -> set[str]:
+def _spelled_words(email: str | None, slug: str | None) -> list[list[str]]:
+    """The words of a name an email address's local part or a profile slug may spell:
+    ["jane", "doe"] for jane.doe77@… or /in/jane-doe-3b2a1c (digits and ids left out),
+    ["jdoe"] for jdoe@…"""
+    found: list[list[str]] = []
+    if email:
+        words = [w for w in _NOT_LETTERS.split(email.rsplit("@", 1)[0]) if w]
+        if words:
+            found.append(words)
+    if slug and "/" not in slug:
+        words = [w for w in fold(slug).split("-") if w.isalpha()]
+        if words:
+            found.append(words)
+    return found
+
+
+def _near(typed: str, spelled: str) -> bool:
+    """Whether a typed name word is a slip of ``spelled``: an edit or two, or cut short."""
+    if min(len(typed), len(spelled)) >= 3 and (
+        typed.startswith(spelled) or spelled.startswith(typed)
+    ):
+        return True
+    allowed = 1 if min(len(typed), len(spelled)) < 6 else 2
+    return OSA.distance(typed, spelled, score_cutoff=allowed) <= allowed
+
+
+def _misspells_first(typed: str, spelled: str) -> bool:
+    """Whether a typed first name is a slip of ``spelled`` or of one of its short forms
+    ("Triish", "Patricia"), or its initial."""
+    forms = {spelled} | {
+        short for formal in given_name_forms(spelled) for short in _SHORT_FORMS.get(formal, ())
+    }
+    if len(typed) == 1:
+        return any(form[0] == typed for form in forms)
+    return any(_near(typed, form) for form in forms)
+
+
+def _spelled_names(
+    first: tuple[str, ...], last: tuple[str, ...], email: str | None, slug: str | None
+) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]:
+    """The first and last names a record's own email address or profile spells where its
+    typed names are within a typo of them (a typed "Triish Nelson" at
+    patricia.nelson@…, "Adms" at badams@…), each with what reading it costs: a typo's (an
+    initial's for a typed initial). A spelled first name counts when the same address spells
+    the typed last name, and the other way round."""
+    if not first or not last:
+        return (), ()
+    typed_first, typed_last = first[0], "".join(last)
+    firsts: dict[str, float] = {}
+    lasts: dict[str, float] = {}
+    for words in _spelled_words(email, slug):
+        pairs: list[tuple[str, str]] = []
+        if len(words) >= 2:
+            pairs += [(words[0], "".join(words[1:k])) for k in range(2, len(words) + 1)]
+        else:
+            word = words[0]
+            if word.endswith(typed_last) and len(word) > len(typed_last):
+                pairs.append((word[: -len(typed_last)], typed_last))  # janedoe@, jdoe@
+            if len(word) > len(typed_first) > 1 and word.startswith(typed_first):
+                pairs.append((typed_first, word[len(typed_first) :]))
+            if len(word) >= 4 and word[0] == typed_first[0]:
+                pairs.append((word[0], word[1:]))  # jdoe@ for a misspelt Doe
+            pairs.append((word, ""))  # jane@
+        for spelled_first, spelled_last in pairs:
+            if (
+                spelled_first != typed_first
+                and len(spelled_first) > 1
+                and spelled_last in (typed_last, "")
+                and _misspells_first(typed_first, spelled_first)
+            ):
+                cost = FIRST_INITIAL if len(typed_first) == 1 else FIRST_ONE_TYPO
+                firsts[spelled_first] = min(cost, firsts.get(spelled_first, cost))
+            if (
+                spelled_last
+                and spelled_last != typed_last
+                and len(spelled_last) > 1
+                and (
+                    spelled_first == typed_first[0]
+                    or first_name_penalty((spelled_first,), first) is not None
+                )
+                and _near(typed_last, spelled_last)
+            ):
+                lasts[spelled_last] = LAST_ONE_TYPO
+    return tuple(sorted(firsts.items())), tuple(sorted(lasts.items()))
+
+
+def _name_penalty(q: _Profile, c: _Profile, *, first: bool) -> float | None:
+    """How much less than certain two records' first (or last) names agree, reading each
+    record's name as its email address or profile spells it where they differ by a typo."""
+    compare = first_name_penalty if first else last_name_penalty
+    a, b = (q.first, c.first) if first else (q.last, c.last)
+    found = compare(a, b)
+    if found is not None:
+        return found
+    spelled_q = q.spelled_first if first else q.spelled_last
+    spelled_c = c.spelled_first if first else c.spelled_last
+    if not spelled_q and not spelled_c:
+        return None
+    best: float | None = None
+    for x, cost_x in ((a, 0.0), *(((n,), cost) for n, cost in spelled_q)):
+        for y, cost_y in ((b, 0.0), *(((n,), cost) for n, cost in spelled_c)):
+            if x is a and y is b:
+                continue
+            penalty = compare(x, y)
+            if penalty is not None and (best is None or penalty + cost_x + cost_y < best):
+                best = penalty + cost_x + cost_y
+    return best
+
+
+def _company_forms(p: _Profile, *, bare: bool = False) -> set[str]:
     """The spellings of a record's company that can be compared across kinds: its name
-    without spaces, its domains' names ("acme" for "acme.co.uk"), its page's vanity name."""
-    forms = {_domain_label(d) for d in p.domains}
+    without spaces, its domains' names ("acme" for "acme.co.uk"), its page's vanity name.
+    ``bare``: also each without what companies add to their name: descriptive words ("Acme
+    Consulting", /company/acme-consulting), a legal word a domain keeps (acmegroup.com), a
+    domain's prefix or suffix (getacme.com, acmehq.com)."""
+    forms: set[str] = set()
+    for domain in p.domains:
+        label = _domain_label(domain)
+        forms.update((label, _bare_label(label)) if bare else (label,))
     if p.company_name:
-        forms.add(p.company_name.replace(" ", ""))
+        forms.update(_without_descriptors(p.company_name.split(), bare))
     if p.company_page:
-        forms.add(_page_name(p.company_page) or "")
+        forms.update(_without_descriptors(_page_words(p.company_page), bare))
     return {f for f in forms if len(f) >= 3}
+
+
+def _same_company_form(q: _Profile, c: _Profile) -> bool:
+    """Whether one record's company spells the other's without what companies add to their
+    name ("Acme", acmegroup.com; but not "Acme Systems", "Acme Software", which drop
+    different words)."""
+    full_q, full_c = _company_forms(q), _company_forms(c)
+    return bool(full_q & _company_forms(c, bare=True) or _company_forms(q, bare=True) & full_c)
+
+
+def _without_descriptors(words: Sequence[str], bare: bool) -> tuple[str, ...]:
+    """A name's words joined, and (``bare``) joined again without its trailing descriptive
+    words."""
+    if not words or not bare:
+        return ("".join(words),)
+    kept = list(words)
+    while len(kept) > 1 and kept[-1] in COMPANY_DESCRIPTORS:
+        kept.pop()
+    return ("".join(words), "".join(kept))
 
 
 def _company_penalty(
@@ -901,7 +1092,8 @@ def _company_penalty(
 
     A name several companies bear (``dominant_domains``: name key → the domain most people
     of that name work at) is read as the company at that domain: a record of another
-    company of the name agrees with nobody by name alone."""
+    company of the name agrees with nobody by the shared name alone, only by a longer name
+    (or a page) that spells its own domain's or page's name."""
     strong = False
     penalty = 0.0
     if q.company_page and c.company_page:
@@ -924,11 +1116,63 @@ def _company_penalty(
             penalty += COMPANY_OTHER_NAME
         return penalty
     # Neither page nor domain agrees: the names must show it.
-    if _minor_namesake(q, dominant_domains) or _minor_namesake(c, dominant_domains):
-        return None
-    if _company_forms(q) & _company_forms(c):
+    for minor, other in ((q, c), (c, q)):
+        if _minor_namesake(minor, dominant_domains):
+            if not _names_own_company(other, minor, dominant_domains):
+                return None
+            return penalty + (COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR))
+    if _company_forms(q) & _company_forms(c) or (
+        named is None
+        and not (q.company_name and c.company_name)  # two names that differ tell
+        and _same_company_form(q, c)
+    ):
         named = COMPANY_SIMILAR if named is None else min(named, COMPANY_SIMILAR)
     return None if named is None else penalty + named
+
+
+def _same_company_identifier(q: _Profile, c: _Profile) -> bool:
+    """Whether two records show the same company page or a shared company domain."""
+    if q.company_page and q.company_page == c.company_page:
+        return True
+    return any(_same_domain(a, b) for a in q.domains for b in c.domains)
+
+
+def _key_neighbours() -> dict[str, str]:
+    """The keys around each letter of a QWERTY keyboard, whose rows are staggered."""
+    rows = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+    near: dict[str, set[str]] = {}
+    for r, row in enumerate(rows):
+        for i, key in enumerate(row):
+            around = near.setdefault(key, set())
+            around.update(row[j] for j in (i - 1, i + 1) if 0 <= j < len(row))
+            if r + 1 < len(rows):  # the row below is shifted half a key to the right
+                below = rows[r + 1]
+                for j in (i - 1, i):
+                    if 0 <= j < len(below):
+                        around.add(below[j])
+                        near.setdefault(below[j], set()).add(key)
+    return {key: "".join(sorted(around)) for key, around in near.items()}
+
+
+_KEY_NEIGHBOURS = _key_neighbours()
+
+
+def _short_slip(a: str, b: str) -> bool:
+    """Whether two short names (3 or 4 letters, the longer at most 5) are one keyboard slip
+    apart: a letter doubled or dropped, two neighbours swapped, or a key next to the right
+    one. A changed letter that is no neighbouring key ("Mark", "Mary") is another name."""
+    if a == b or min(len(a), len(b)) < 3 or max(len(a), len(b)) > 5:
+        return False
+    if len(a) == len(b):
+        diffs = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diffs) == 1:
+            return b[diffs[0]] in _KEY_NEIGHBOURS.get(a[diffs[0]], "")
+        i = diffs[0]
+        return diffs == [i, i + 1] and (a[i], a[i + 1]) == (b[i + 1], b[i])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return len(long) == len(short) + 1 and any(
+        long[:i] + long[i + 1 :] == short for i in range(len(long))
+    )
 
 
 def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
@@ -940,6 +1184,24 @@ def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
         and bool(p.domains)
         and not any(_same_domain(d, dominant) for d in p.domains)
     )
+
+
+def _names_own_company(
+    other: _Profile, minor: _Profile, dominant_domains: Mapping[str, str]
+) -> bool:
+    """Whether ``other`` names the company of ``minor`` (a record at a minor company of a
+    shared name) by more than the shared name: its name, domain or page spells the minor
+    company's own domain or page name ("Rural Dental" for "Rural" at ruraldental.com), and
+    is not itself a shared name read as another company."""
+    shared = (minor.company_name or "").replace(" ", "")
+    own = {_domain_label(d) for d in minor.domains}
+    if minor.company_page:
+        own.add(_page_name(minor.company_page) or "")
+    own = {f for f in own if len(f) >= 3 and f != shared}
+    if not own & _company_forms(other):
+        return False
+    dominant = dominant_domains.get(other.company_name) if other.company_name else None
+    return dominant is None or any(_same_domain(d, dominant) for d in minor.domains)
 
 
 def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
@@ -958,8 +1220,12 @@ def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
 
 def _identifier_confidence(base: float, q: _Profile, c: _Profile) -> float:
     """An email or profile match, weakened when both records name the person differently."""
-    first = _compatible(q.first, c.first, first=True)
-    last = _compatible(q.last, c.last, first=False)
+    first = _compatible(q.first, c.first, first=True) or (
+        _name_penalty(q, c, first=True) is not None
+    )
+    last = _compatible(q.last, c.last, first=False) or (
+        _name_penalty(q, c, first=False) is not None
+    )
     if not first and not last:
         return min(base, IDENTIFIER_OTHER_NAME)
     if not first:
@@ -1003,11 +1269,13 @@ def match(
         other_address = OTHER_ADDRESS
     if not (q.has_company and c.has_company):
         return None
-    first = first_name_penalty(q.first, c.first)
-    if first is None:
-        return None
-    last = last_name_penalty(q.last, c.last)
-    if last is None:
+    first = _name_penalty(q, c, first=True)
+    last = _name_penalty(q, c, first=False)
+    if first is None and last == 0.0 and _same_company_identifier(q, c):
+        first = SHORT_NAME_SLIP if _short_slip(q.first[0], c.first[0]) else None
+    elif last is None and first == 0.0 and _same_company_identifier(q, c):
+        last = SHORT_NAME_SLIP if _short_slip("".join(q.last), "".join(c.last)) else None
+    if first is None or last is None:
         return None
     company = _company_penalty(q, c, dominant_domains)
     if company is None:
