@@ -51,7 +51,9 @@ from dialscore.enrichment.matching import (
     dominant_domains,
     first_initial,
     lookup_keys,
+    page_only,
     record_keys,
+    with_company_of_page,
 )
 
 # (name, gender) — gendered pairs and common names on purpose.
@@ -590,7 +592,8 @@ class Index:
     """Candidates by lookup key, as the directory's repository finds them: the same email,
     the same LinkedIn profile, or the same company key and last name; then, for a query
     none of those match, the same company key, first initial and last name's first letter
-    (a typo in the rest of the last name).
+    (a typo in the rest of the last name) at the query's company (its name key or a domain;
+    any, for a query that gives its company page only).
     Each way gives at most ``REPOSITORY_LIMIT`` records."""
 
     def __init__(self, records: Sequence[Person]) -> None:
@@ -601,9 +604,15 @@ class Index:
         # Company names seen with several domains, as the import finds them.
         domains: dict[str, Counter[str]] = defaultdict(Counter)
         self.last_initial: list[str] = []
+        self.companies: list[tuple[str | None, str | None]] = []
+        # What the records with each company page show of its company, as the import finds.
+        pages: dict[str, Counter[tuple[str | None, str | None]]] = defaultdict(Counter)
         for position, record in enumerate(records):
             stored = record_keys(record)
             self.last_initial.append((stored.last_name or " ")[0])
+            self.companies.append((stored.company_name, stored.company_domain))
+            if stored.company_page and (stored.company_name or stored.company_domain):
+                pages[stored.company_page][(stored.company_name, stored.company_domain)] += 1
             if stored.company_name and stored.company_domain:
                 domains[stored.company_name][stored.company_domain] += 1
             keys = lookup_keys(record)
@@ -616,6 +625,10 @@ class Index:
                 self.company_last[(company, keys.last_name)].append(position)
             if company and initial:
                 self.company_initial[(company, initial)].append(position)
+        self.pages = {
+            page: min(seen.items(), key=lambda item: (-item[1], str(item[0])))[0]
+            for page, seen in pages.items()
+        }
         self.dominant_domains = dominant_domains(
             (name, domain, people)
             for name, seen in domains.items()
@@ -641,8 +654,22 @@ class Index:
     def typo_candidates(self, person: Person) -> list[int]:
         keys = lookup_keys(person)
         start = (keys.last_name or " ")[0]
+        page_only = not keys.company_name and not keys.domains
+
+        def same_company(position: int) -> bool:
+            name, domain = self.companies[position]
+            return (
+                page_only
+                or (name is not None and name == keys.company_name)
+                or (domain is not None and domain in keys.domains)
+            )
+
         groups = [
-            [p for p in self.company_initial.get((c, i), []) if self.last_initial[p] == start]
+            [
+                p
+                for p in self.company_initial.get((c, i), [])
+                if self.last_initial[p] == start and same_company(p)
+            ]
             for c in keys.companies
             for i in keys.initials
         ]
@@ -688,6 +715,9 @@ HEADER = (
 def resolve(
     index: Index, records: Sequence[Person], query: Query, threshold: float, *, shared: bool = True
 ) -> tuple[str | None, Match | None, int]:
+    page = page_only(query.person)
+    if page in index.pages:
+        query = replace(query, person=with_company_of_page(query.person, *index.pages[page]))
     positions = index.candidates(query.person)
 
     def best() -> tuple[int, Match] | None:

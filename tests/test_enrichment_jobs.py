@@ -200,6 +200,46 @@ async def test_a_name_several_companies_bear_reads_as_the_largest(
     assert job["status"] == "Finalized"
 
 
+async def test_a_company_known_by_its_page_alone_is_the_company_its_records_show(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    """A numeric company page says nothing of the company's name: the directory's records
+    with that page do (here a colleague's), so Ann Lee of Acme is found, and the Ann Lee of
+    Globex, whose page is another, is not."""
+    page = "https://www.linkedin.com/company/{}/"
+    async with db.unit_of_work() as session:
+        await add_directory_people(
+            session,
+            [
+                ("dir-bo", Person("Bo", "Kim", company="Acme Inc.", website="acme.com",
+                                  company_linkedin_url=page.format(10007)), []),
+                ("dir-ann", Person("Ann", "Lee", company="Acme", email="ann.lee@acme.com"),
+                 [{"number": FOUND_MOBILE, "type": "mobile"}]),
+                ("dir-globex-ann", Person("Ann", "Lee", company="Globex",
+                                          company_linkedin_url=page.format(20011)),
+                 [{"number": FOUND_DIRECT, "type": "direct"}]),
+            ],
+            utcnow(),
+        )  # fmt: skip
+    job, contacts = await enrich(
+        app,
+        api,
+        tenant,
+        [
+            {"firstName": "Ann", "lastName": "Lee",
+             "companyLinkedInUrl": "linkedin.com/company/10007"},
+            {"firstName": "Ann", "lastName": "Lee",
+             "companyLinkedInUrl": "https://uk.linkedin.com/company/30013"},
+        ],
+    )  # fmt: skip
+    found = {c["companyLinkedInUrl"]: c["enrichmentContactId"] for c in contacts}
+    assert found == {
+        "linkedin.com/company/10007": "dir-ann",
+        "https://uk.linkedin.com/company/30013": None,
+    }
+    assert job["status"] == "Finalized"
+
+
 async def test_a_batch_matches_each_contact_to_its_own_record(
     app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:

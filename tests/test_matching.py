@@ -33,8 +33,10 @@ from dialscore.enrichment.matching import (
     match,
     name_tokens,
     normalise_email,
+    page_only,
     person_from_fields,
     record_keys,
+    with_company_of_page,
 )
 
 # -- email ------------------------------------------------------------------------------------
@@ -878,3 +880,24 @@ def test_companies_adding_different_words_to_one_name_are_different() -> None:
     systems = Person("Ann", "Lee", company="Acme Systems", website="acmesystems.com")
     software = Person("Ann", "Lee", company="Acme Software", website="getacme.com")
     assert match(systems, software) is None
+
+
+def test_a_company_known_by_its_page_alone_takes_the_company_its_records_show() -> None:
+    page = "https://www.linkedin.com/company/10007/about"
+    by_page = Person("Ann", "Lee", company_linkedin_url=page)
+    assert page_only(by_page) == "10007"
+    assert record_keys(by_page).company_page == "10007"
+    # A name, a website or a work address says more than a page: nothing is added.
+    for known in (
+        Person("Ann", "Lee", company="Acme", company_linkedin_url=page),
+        Person("Ann", "Lee", website="acme.com", company_linkedin_url=page),
+        Person("Ann", "Lee", email="ann@acme.com", company_linkedin_url=page),
+    ):
+        assert page_only(known) is None
+        assert with_company_of_page(known, "globex", "globex.com") == known
+    resolved = with_company_of_page(by_page, "acme", "acme.com")
+    assert (resolved.company, resolved.website) == ("acme", "acme.com")
+    record = Person("Ann", "Lee", company="Acme Inc.", email="ann.lee@acme.com")
+    assert match(by_page, record) is None  # a number is no company name
+    assert sure(match(resolved, record), "name+company")
+    assert match(with_company_of_page(by_page, "globex", None), record) is None

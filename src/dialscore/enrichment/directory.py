@@ -108,7 +108,7 @@ _FIRST, _LAST, _EMAIL, _LINKEDIN, _COMPANY, _WEBSITE, _COMPANY_PAGE, _TITLE = ra
 COLUMNS = (
     "id", "first_name", "last_name", "email", "linkedin_url", "company", "website",
     "company_linkedin_url", "title", "phones", "email_key", "linkedin_key", "last_name_key",
-    "company_key", "first_initial", "company_name_key", "company_domain",
+    "company_key", "first_initial", "company_name_key", "company_domain", "company_page",
 )  # fmt: skip
 TABLE = "directory_people"
 
@@ -399,6 +399,7 @@ def build_row(
         keys.initial,
         keys.company_name,
         keys.company_domain,
+        keys.company_page,
     )
 
 
@@ -415,6 +416,19 @@ COMPANY_DOMAINS_SQL = (
     "WHERE company_name_key IS NOT NULL AND company_domain IS NOT NULL "
     "GROUP BY company_name_key, company_domain) AS counted WHERE rank = 1 AND domains > 1",
 )
+# And the company name key and domain most of the records with each company page show.
+COMPANY_PAGES_SQL = (
+    "DELETE FROM directory_company_pages",
+    "INSERT INTO directory_company_pages (page, name_key, domain, people) "
+    "SELECT page, name_key, domain, people FROM (SELECT company_page AS page, "
+    "company_name_key AS name_key, company_domain AS domain, count(*) AS people, "
+    "row_number() OVER (PARTITION BY company_page ORDER BY count(*) DESC, "
+    "company_name_key, company_domain) AS rank FROM directory_people "
+    "WHERE company_page IS NOT NULL AND "
+    "(company_name_key IS NOT NULL OR company_domain IS NOT NULL) "
+    "GROUP BY company_page, company_name_key, company_domain) AS counted WHERE rank = 1",
+)
+COMPANY_TABLES_SQL = COMPANY_DOMAINS_SQL + COMPANY_PAGES_SQL
 
 
 # -- blocks of lines --------------------------------------------------------------------------
@@ -908,15 +922,15 @@ def _email_order(row: Row) -> str:
     return row[_EMAIL_KEY_AT] or ""
 
 
-def _count_company_domains(conn: _Connection) -> None:
+def _count_companies(conn: _Connection) -> None:
     if conn.sqlite is not None:
         with _sqlite_transaction(conn.sqlite):
-            for statement in COMPANY_DOMAINS_SQL:
+            for statement in COMPANY_TABLES_SQL:
                 conn.sqlite.execute(statement)
     else:
         assert conn.postgres is not None
         with conn.postgres.transaction():
-            for statement in COMPANY_DOMAINS_SQL:
+            for statement in COMPANY_TABLES_SQL:
                 conn.postgres.execute(statement)
 
 
@@ -971,7 +985,7 @@ def import_directory(
                 progress("reading", position, size)
         if kind == "csv" and parser.layout is None:
             csv_layout([])  # no header at all: raises, saying what the file needs
-        _count_company_domains(conn)
+        _count_companies(conn)
         if conn.postgres is not None:
             _analyze(conn.postgres, TABLE)
         progress("reading", size, size)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
@@ -831,7 +831,8 @@ class RecordKeys:
     """What a stored record (a directory row, a client's contact) keeps to be found by:
     ``email``, ``linkedin`` and ``last_name`` as in ``Keys``, its one ``company`` key
     (``company_key``) and ``initial`` (``first_initial``); and, for telling companies of one
-    name apart, its company's name key and domain (``company_name``, ``company_domain``)."""
+    name apart and naming the company of a page, its company's name key, domain and
+    LinkedIn page (``company_name``, ``company_domain``, ``company_page``)."""
 
     email: str | None
     linkedin: str | None
@@ -840,19 +841,18 @@ class RecordKeys:
     initial: str | None
     company_name: str | None
     company_domain: str | None
+    company_page: str | None = None
 
 
 def record_keys(person: Person) -> RecordKeys:
     name = company_name_key(person.company)
     domain = company_domain(person.website) or company_domain(person.email)
+    page = _company_page(person.company_linkedin_url, person.website)
     if name:
         company = _company_key_of(name)
     elif domain:
         company = _company_key_of(_domain_label(domain))
     else:
-        page = company_linkedin_slug(person.company_linkedin_url) or company_linkedin_slug(
-            person.website
-        )
         company = _company_key_of(_page_name(page)) if page else None
     first = name_tokens(person.first_name)
     return RecordKeys(
@@ -863,7 +863,30 @@ def record_keys(person: Person) -> RecordKeys:
         initial=first[0][0] if first else None,
         company_name=name,
         company_domain=domain,
+        company_page=page,
     )
+
+
+# A directory names each company's page again for each of its people: the last ones are kept.
+@lru_cache(maxsize=1 << 16)
+def _company_page(page_url: str | None, website: str | None) -> str | None:
+    return company_linkedin_slug(page_url) or company_linkedin_slug(website)
+
+
+def page_only(person: Person) -> str | None:
+    """The company page of a person whose company is known by its LinkedIn page alone (no
+    company name, website or work address), else None."""
+    p = _profile(person)
+    return p.company_page if not p.company_name and not p.domains else None
+
+
+def with_company_of_page(person: Person, name: str | None, domain: str | None) -> Person:
+    """A person known by a company page alone, with the company name (a name key) and
+    domain the directory's records with that page show: a page id says nothing of the
+    company's name, its records do."""
+    if page_only(person) is None:
+        return person
+    return replace(person, company=name or person.company, website=domain or person.website)
 
 
 def dominant_domains(counts: Iterable[tuple[str, str, int]]) -> dict[str, str]:
@@ -917,9 +940,7 @@ class _Profile:
 @lru_cache(maxsize=65_536)
 def _profile(person: Person) -> _Profile:
     domains = {company_domain(person.website), company_domain(person.email)}
-    company_page = company_linkedin_slug(person.company_linkedin_url) or company_linkedin_slug(
-        person.website
-    )
+    company_page = _company_page(person.company_linkedin_url, person.website)
     email = email_key(person.email)
     linkedin = linkedin_slug(person.linkedin_url)
     first, last = name_tokens(person.first_name), name_tokens(person.last_name)

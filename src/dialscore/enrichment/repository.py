@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Row, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.enrichment.directory import COMPANY_DOMAINS_SQL
+from dialscore.enrichment.directory import COMPANY_TABLES_SQL
 from dialscore.enrichment.matching import Keys, Person, record_keys
 from dialscore.models import DirectoryPerson
 
@@ -171,8 +171,8 @@ async def directory_rows(
 async def add_directory_people(
     session: AsyncSession, people: Sequence[tuple[str, Person, list[dict[str, Any]]]], now: datetime
 ) -> None:
-    """Adds (id, person, phones) records to the directory, with their lookup keys, and counts
-    the company domains again (as an import does)."""
+    """Adds (id, person, phones) records to the directory, with their lookup keys, and makes
+    the company tables again (as an import does)."""
     for record_id, person, phones in people:
         keys = record_keys(person)
         session.add(
@@ -193,11 +193,12 @@ async def add_directory_people(
                 first_initial=keys.initial,
                 company_name_key=keys.company_name,
                 company_domain=keys.company_domain,
+                company_page=keys.company_page,
                 updated_at=now,
             )
         )
     await session.flush()
-    for statement in COMPANY_DOMAINS_SQL:
+    for statement in COMPANY_TABLES_SQL:
         await session.execute(text(statement))
 
 
@@ -210,6 +211,22 @@ async def dominant_domains(session: AsyncSession, names: Iterable[str]) -> dict[
         condition, params = sql.any_of("directory_company_domains.name_key = ?", chunk)
         statement = f"SELECT name_key, domain FROM directory_company_domains WHERE {condition}"
         found.update((row.name_key, row.domain) for row in await sql.rows(statement, params))
+    return found
+
+
+async def company_pages(
+    session: AsyncSession, pages: Iterable[str]
+) -> dict[str, tuple[str | None, str | None]]:
+    """The company name key and domain the directory's records with each of these company
+    pages show (``directory_company_pages``)."""
+    sql = _Sql(session)
+    found: dict[str, tuple[str | None, str | None]] = {}
+    for chunk in _chunks(sorted({(page,) for page in pages})):
+        condition, params = sql.any_of("directory_company_pages.page = ?", chunk)
+        statement = f"SELECT page, name_key, domain FROM directory_company_pages WHERE {condition}"
+        found.update(
+            (row.page, (row.name_key, row.domain)) for row in await sql.rows(statement, params)
+        )
     return found
 
 

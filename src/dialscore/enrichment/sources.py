@@ -4,7 +4,9 @@ once, then confirmed by the pure matcher; below the confidence threshold there i
 
 A batch is looked up in two rounds: first by email, LinkedIn profile, and company key with
 initial and last name; then, for the contacts still unmatched, by company key, initial and
-the last name's first letter (a typo in the rest of the last name)."""
+the last name's first letter (a typo in the rest of the last name). A contact known by its
+company's LinkedIn page alone is first given the company name and domain the directory's
+records with that page show."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from dialscore.enrichment.matching import (
     best_match,
     company_name_key,
     lookup_keys,
+    page_only,
     person_from_fields,
+    with_company_of_page,
 )
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
 from dialscore.kit.db import Database
@@ -130,15 +134,17 @@ class _KeyedSource:
         return found
 
     async def find_many(self, requests: Sequence[EnrichmentRequest]) -> list[Enrichment | None]:
-        queries = [person_from_fields(request.fields) for request in requests]
-        keys = [lookup_keys(query) for query in queries]
         results: list[Enrichment | None] = [None] * len(requests)
-        # Requests of one batch belong to one client (one job); grouped to be sure.
-        groups: dict[str, list[int]] = {}
-        for i, request in enumerate(requests):
-            if keys[i].any:
-                groups.setdefault(request.client_id, []).append(i)
         async with self.db.read() as session:
+            queries = await _with_companies_of_pages(
+                session, [person_from_fields(request.fields) for request in requests]
+            )
+            keys = [lookup_keys(query) for query in queries]
+            # Requests of one batch belong to one client (one job); grouped to be sure.
+            groups: dict[str, list[int]] = {}
+            for i, request in enumerate(requests):
+                if keys[i].any:
+                    groups.setdefault(request.client_id, []).append(i)
             for members in groups.values():
                 await self._match_group(session, requests, queries, keys, members, results)
         return results
@@ -233,6 +239,21 @@ class DirectorySource(_KeyedSource):
     ) -> list[_Candidate]:
         rows = await repo.directory_rows(session, batch, typo=typo)
         return [_from_directory(row) for row in rows]
+
+
+async def _with_companies_of_pages(session: AsyncSession, queries: list[Person]) -> list[Person]:
+    """The queries, those known by a company page alone given the company name and domain
+    the directory's records with that page show."""
+    pages = {page for page in map(page_only, queries) if page}
+    if not pages:
+        return queries
+    companies = await repo.company_pages(session, pages)
+    resolved = []
+    for query in queries:
+        page = page_only(query)
+        company = companies.get(page) if page else None
+        resolved.append(with_company_of_page(query, *company) if company else query)
+    return resolved
 
 
 def _json(value: Any) -> Any:

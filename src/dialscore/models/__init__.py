@@ -2,7 +2,11 @@
 
 from dialscore.kit.db import Base
 from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, User
-from dialscore.models.enrichment import DirectoryCompanyDomain, DirectoryPerson
+from dialscore.models.enrichment import (
+    DirectoryCompanyDomain,
+    DirectoryCompanyPage,
+    DirectoryPerson,
+)
 from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job
 from dialscore.models.outbox import OutboxMessage
@@ -19,6 +23,7 @@ __all__ = [
     "ContactNumber",
     "CreditLedgerEntry",
     "DirectoryCompanyDomain",
+    "DirectoryCompanyPage",
     "DirectoryPerson",
     "DncNumber",
     "IdempotencyRecord",

@@ -44,6 +44,8 @@ class DirectoryPerson(Base):
     # The company's name key and domain, from which directory_company_domains is made.
     company_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     company_domain: Mapped[str | None] = mapped_column(String(253), nullable=True)
+    # The company's LinkedIn page slug, from which directory_company_pages is made.
+    company_page: Mapped[str | None] = mapped_column(String(220), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
@@ -56,4 +58,17 @@ class DirectoryCompanyDomain(Base):
 
     name_key: Mapped[str] = mapped_column(String(200), primary_key=True)
     domain: Mapped[str] = mapped_column(String(253), primary_key=True)
+    people: Mapped[int] = mapped_column(Integer)
+
+
+class DirectoryCompanyPage(Base):
+    """For each company LinkedIn page of the directory, the company name key and domain
+    most of the records with that page show, and how many they are: what names the company
+    of a contact known by its page alone. Rebuilt by every import."""
+
+    __tablename__ = "directory_company_pages"
+
+    page: Mapped[str] = mapped_column(String(220), primary_key=True)
+    name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    domain: Mapped[str | None] = mapped_column(String(253), nullable=True)
     people: Mapped[int] = mapped_column(Integer)

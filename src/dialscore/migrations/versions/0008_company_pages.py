@@ -1,0 +1,80 @@
+"""directory company pages: each directory person's company page, the company name and
+domain each page stands for, and directory_company_domains kept for shared names only
+
+Revision ID: 0008
+Revises: 0007
+Create Date: 2026-11-22 14:40:00.000000
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0008"
+down_revision: str | None = "0007"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+CHUNK = 5000
+_ALL_COUNTS = (
+    "DELETE FROM directory_company_domains",
+    "INSERT INTO directory_company_domains (name_key, domain, people) "
+    "SELECT company_name_key, company_domain, count(*) FROM directory_people "
+    "WHERE company_name_key IS NOT NULL AND company_domain IS NOT NULL "
+    "GROUP BY company_name_key, company_domain",
+)
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("directory_people", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("company_page", sa.String(length=220), nullable=True))
+    op.create_table(
+        "directory_company_pages",
+        sa.Column("page", sa.String(length=220), nullable=False),
+        sa.Column("name_key", sa.String(length=200), nullable=True),
+        sa.Column("domain", sa.String(length=253), nullable=True),
+        sa.Column("people", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("page"),
+    )
+    _backfill()
+
+
+def _backfill() -> None:
+    """Existing rows get their company page; the company tables are made again."""
+    from dialscore.enrichment.directory import COMPANY_TABLES_SQL
+    from dialscore.enrichment.matching import Person, record_keys
+
+    bind = op.get_bind()
+    people = sa.table(
+        "directory_people",
+        *(sa.column(name) for name in ("id", "website", "company_linkedin_url", "company_page")),
+    )
+    update = (
+        people.update()
+        .where(people.c.id == sa.bindparam("row_id"))
+        .values(company_page=sa.bindparam("page"))
+    )
+    batch: list[dict[str, object]] = []
+    with_page = sa.or_(people.c.company_linkedin_url.is_not(None), people.c.website.is_not(None))
+    selected = sa.select(people.c.id, people.c.website, people.c.company_linkedin_url)
+    for row_id, website, page_url in bind.execute(selected.where(with_page)).all():
+        page = record_keys(Person(website=website, company_linkedin_url=page_url)).company_page
+        if page is not None:
+            batch.append({"row_id": row_id, "page": page})
+        if len(batch) >= CHUNK:
+            bind.execute(update, batch)
+            batch = []
+    if batch:
+        bind.execute(update, batch)
+    for statement in COMPANY_TABLES_SQL:
+        bind.execute(sa.text(statement))
+
+
+def downgrade() -> None:
+    op.drop_table("directory_company_pages")
+    with op.batch_alter_table("directory_people", schema=None) as batch_op:
+        batch_op.drop_column("company_page")
+    bind = op.get_bind()
+    for statement in _ALL_COUNTS:
+        bind.execute(sa.text(statement))
