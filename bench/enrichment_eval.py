@@ -18,9 +18,10 @@ No server: a seeded world run through the pure matcher (``dialscore.enrichment.m
   personal), a renamed LinkedIn profile. Kinds: people in the directory (70 %), namesakes of
   directory people at another company (15 %), and people not in the directory at directory
   companies (15 %: colleagues, whose names sometimes equal a directory colleague's).
-- **Matching** as the directory source does it: candidates by the lookup keys (normalised
-  email, LinkedIn slug, folded last name), then ``best_match`` at ``--threshold``
-  (``DEFAULT_MIN_CONFIDENCE``).
+- **Matching** as the directory source does it: a query known by its company page alone
+  takes the company its records show; candidates by the lookup keys (normalised email,
+  LinkedIn slug, company key with initial and last name, then the typo round), then
+  ``best_match`` at ``--threshold`` (``DEFAULT_MIN_CONFIDENCE``).
 
 Prints precision (right matches of all matches) and recall (right matches of the queries
 whose person is in the directory) overall, by query kind and by variation, the same at other
