@@ -11,7 +11,7 @@ records with that page show."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Row
@@ -32,7 +32,6 @@ from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundP
 from dialscore.kit.db import Database
 
 _TYPES = ("mobile", "direct", "hq", "other")
-_UNKNOWN: Any = object()
 
 
 def _hint(value: Any) -> str | None:
@@ -40,42 +39,99 @@ def _hint(value: Any) -> str | None:
 
 
 class _Candidate:
-    """A stored record found by its keys; read into a person and numbers only when a query
-    is compared with it."""
+    """A stored record (a plain row) found by its keys; read into a person, and its numbers,
+    only when a query is compared with it."""
 
-    __slots__ = ("_read", "_record", "company", "email", "initial", "last_name", "linkedin",
+    __slots__ = ("_person", "_phones", "company", "email", "initial", "last_name", "linkedin",
                  "record_id", "row")  # fmt: skip
 
-    def __init__(
-        self,
-        row: Any,
-        read: Callable[[Any], tuple[Person, tuple[FoundPhone, ...]]],
-        keys: tuple[str, str | None, str | None, str | None, str | None, str | None],
-    ) -> None:
+    def __init__(self, row: Row[Any]) -> None:
         self.row = row
-        self._read = read
-        self._record: tuple[Person, tuple[FoundPhone, ...]] | None = None
-        (self.record_id, self.email, self.linkedin, self.company, self.initial,
-         self.last_name) = keys  # fmt: skip
+        self._person: Person | None = None
+        self._phones: tuple[FoundPhone, ...] | None = None
+        self.record_id: str = row.id
+        self.email: str | None = row.email_key
+        self.linkedin: str | None = row.linkedin_key
+        self.company: str | None = row.company_key
+        self.initial: str | None = row.first_initial
+        self.last_name: str | None = row.last_name_key
+
+    @property
+    def person(self) -> Person:
+        if self._person is None:
+            self._person = self._read_person()
+        return self._person
+
+    @property
+    def phones(self) -> tuple[FoundPhone, ...]:
+        if self._phones is None:
+            self._phones = self._read_phones()
+        return self._phones
+
+    @property
+    def has_phones(self) -> bool:
+        return bool(self.phones)
 
     @property
     def company_name(self) -> str | None:
         """The company's name key (as ``record_keys`` gives it)."""
-        stored = getattr(self.row, "company_name_key", _UNKNOWN)
-        return company_name_key(self.person.company) if stored is _UNKNOWN else stored
+        return company_name_key(self.person.company)
 
-    def _loaded(self) -> tuple[Person, tuple[FoundPhone, ...]]:
-        if self._record is None:
-            self._record = self._read(self.row)
-        return self._record
+    def _read_person(self) -> Person:
+        raise NotImplementedError
+
+    def _read_phones(self) -> tuple[FoundPhone, ...]:
+        raise NotImplementedError
+
+
+class _ContactCandidate(_Candidate):
+    """One of the client's scored contacts: its reachable numbers."""
+
+    def _read_person(self) -> Person:
+        return person_from_fields(_json(self.row.fields))
+
+    def _read_phones(self) -> tuple[FoundPhone, ...]:
+        return tuple(
+            FoundPhone(str(p["number"]), _hint(p.get("type")))
+            for p in _json(self.row.phones)
+            if str(p.get("number") or "").startswith("+")
+            and p.get("status")
+            and not str(p["status"]).startswith("na")
+        )
+
+
+class _DirectoryCandidate(_Candidate):
+    """A directory record, which keeps its company's name key."""
 
     @property
-    def person(self) -> Person:
-        return self._loaded()[0]
+    def has_phones(self) -> bool:
+        # Every number the import keeps is valid: no need to read them to know there are.
+        phones = self.row.phones
+        return phones != "[]" if isinstance(phones, str) else bool(phones)
 
     @property
-    def phones(self) -> tuple[FoundPhone, ...]:
-        return self._loaded()[1]
+    def company_name(self) -> str | None:
+        name: str | None = self.row.company_name_key
+        return name
+
+    def _read_person(self) -> Person:
+        row = self.row
+        return Person(
+            first_name=row.first_name,
+            last_name=row.last_name,
+            email=row.email,
+            linkedin_url=row.linkedin_url,
+            company=row.company,
+            website=row.website,
+            company_linkedin_url=row.company_linkedin_url,
+        )
+
+    def _read_phones(self) -> tuple[FoundPhone, ...]:
+        return tuple(
+            FoundPhone(str(p["number"]), _hint(p.get("type")))
+            for p in _json(self.row.phones)
+            if p.get("number")
+        )
 
 
 class _Pool:
@@ -197,7 +253,7 @@ class _KeyedSource:
         dominant: Mapping[str, str],
     ) -> Enrichment | None:
         """The matched candidate with numbers; none when two same-named colleagues tie."""
-        usable = [c for c in candidates if c.phones and c.record_id != request.contact_id]
+        usable = [c for c in candidates if c.has_phones and c.record_id != request.contact_id]
         found = best_match(
             query,
             [c.person for c in usable],
@@ -223,7 +279,7 @@ class HistorySource(_KeyedSource):
         self, session: AsyncSession, request: EnrichmentRequest, batch: Sequence[Keys], typo: bool
     ) -> list[_Candidate]:
         rows = await repo.history_rows(session, request.client_id, batch, typo=typo)
-        return [_from_contact(row) for row in rows]
+        return [_ContactCandidate(row) for row in rows]
 
     def _record_id(self, candidate: _Candidate) -> str:
         return f"contact:{candidate.record_id}"
@@ -238,7 +294,7 @@ class DirectorySource(_KeyedSource):
         self, session: AsyncSession, request: EnrichmentRequest, batch: Sequence[Keys], typo: bool
     ) -> list[_Candidate]:
         rows = await repo.directory_rows(session, batch, typo=typo)
-        return [_from_directory(row) for row in rows]
+        return [_DirectoryCandidate(row) for row in rows]
 
 
 async def _with_companies_of_pages(session: AsyncSession, queries: list[Person]) -> list[Person]:
@@ -259,44 +315,3 @@ async def _with_companies_of_pages(session: AsyncSession, queries: list[Person])
 def _json(value: Any) -> Any:
     """A JSON column read as a plain row: text on SQLite, decoded by PostgreSQL's driver."""
     return json.loads(value) if isinstance(value, str) else value
-
-
-def _read_contact(row: Row[Any]) -> tuple[Person, tuple[FoundPhone, ...]]:
-    numbers = tuple(
-        FoundPhone(str(p["number"]), _hint(p.get("type")))
-        for p in _json(row.phones)
-        if str(p.get("number") or "").startswith("+")
-        and p.get("status")
-        and not str(p["status"]).startswith("na")
-    )
-    return person_from_fields(_json(row.fields)), numbers
-
-
-def _from_contact(row: Row[Any]) -> _Candidate:
-    keys = (row.id, row.email_key, row.linkedin_key, row.company_key, row.first_initial,
-            row.last_name_key)  # fmt: skip
-    return _Candidate(row, _read_contact, keys)
-
-
-def _read_directory(row: Row[Any]) -> tuple[Person, tuple[FoundPhone, ...]]:
-    person = Person(
-        first_name=row.first_name,
-        last_name=row.last_name,
-        email=row.email,
-        linkedin_url=row.linkedin_url,
-        company=row.company,
-        website=row.website,
-        company_linkedin_url=row.company_linkedin_url,
-    )
-    phones = tuple(
-        FoundPhone(str(p["number"]), _hint(p.get("type")))
-        for p in _json(row.phones)
-        if p.get("number")
-    )
-    return person, phones
-
-
-def _from_directory(row: Row[Any]) -> _Candidate:
-    keys = (row.id, row.email_key, row.linkedin_key, row.company_key, row.first_initial,
-            row.last_name_key)  # fmt: skip
-    return _Candidate(row, _read_directory, keys)
