@@ -24,6 +24,7 @@ from dialscore.scoring.numbers import (
     ParsedPhone,
     _analyse,
     display_type,
+    enriched_numbers,
     normalise_type,
     parse_contact_phones,
     parse_phone,
@@ -353,7 +354,7 @@ def test_unscored_contact_is_uncontacted() -> None:
 def test_enriched_phones_are_appended_with_continuing_positions() -> None:
     score = score_contact(
         {"phone": US_NUMBER, "phone2": "", "phone3": UK_FIXED},
-        enriched=[UK_MOBILE, "+14155552672", "garbage"],
+        enriched=[(UK_MOBILE, None), ("+14155552672", None), ("garbage", None)],
     )
     phones = score.phones
     assert [p["position"] for p in phones] == [1, 2, 3, 4, 5]
@@ -378,14 +379,39 @@ def test_enriched_phones_are_appended_with_continuing_positions() -> None:
 
 
 def test_enriched_numbers_count_from_one_for_a_contact_without_phones() -> None:
-    phones = parse_contact_phones({}, enriched=["+14155552672"])
+    phones = parse_contact_phones({}, enriched=[("+14155552672", None)])
     assert [(p.position, display_type(p)) for p in phones] == [(1, f"{ENRICHED_TYPE} 1")]
     assert ENRICHED_TYPE == "Service Enriched Phone"
 
 
+def test_the_type_a_source_gave_a_found_number_is_its_hint_not_its_label() -> None:
+    """The directory says the number is a mobile: scored as one given as mobile, while the
+    contact's list still calls it "Service Enriched Phone 1" (D19)."""
+    hinted, plain = (
+        score_contact({}, enriched=[("+14155552672", hint)]).phones[0] for hint in ("mobile", None)
+    )
+    assert hinted["type"] == plain["type"] == f"{ENRICHED_TYPE} 1"
+    assert "given as mobile; line type not confirmed" in hinted["reasons"]
+    assert "line type unknown (mobile or fixed)" in plain["reasons"]
+
+
+def test_enriched_numbers_read_back_with_their_types() -> None:
+    phones = [
+        {"number": US_NUMBER, "type": "direct"},
+        {"number": "+14155552672", "type": f"{ENRICHED_TYPE} 1"},
+        {"number": "+14155552673", "type": f"{ENRICHED_TYPE} 2"},
+    ]
+    assert enriched_numbers(phones, ["mobile", None]) == [
+        ("+14155552672", "mobile"),
+        ("+14155552673", None),
+    ]
+    # Contacts scored before the types were kept: no hints.
+    assert enriched_numbers(phones, None) == [("+14155552672", None), ("+14155552673", None)]
+
+
 def test_more_than_five_phones_after_enrichment() -> None:
     fields = {slot: f"+1415555{i:04d}" for i, slot in enumerate(("phone", "phone2"), start=1)}
-    enriched = [f"+1415555{i:04d}" for i in range(10, 15)]
+    enriched = [(f"+1415555{i:04d}", None) for i in range(10, 15)]
     phones = score_contact(fields, enriched).phones
     assert len(phones) == 7
     assert [p["position"] for p in phones] == list(range(1, 8))

@@ -74,6 +74,17 @@ async def test_directory_match_appends_new_numbers(
     ][: len(contact["phones"])]
     assert len(contact["phones"]) == 2
     assert all(p["status"] for p in contact["phones"])
+    # The directory's type of the number is its hint for scoring, and again when rescored.
+    assert "given as mobile; line type not confirmed" in contact["phones"][1]["reasons"]
+    rescored = await api.post(f"{V2}/jobs/{job['id']}/rescore", json={}, headers=tenant.headers)
+    assert rescored.status_code == 200, rescored.text
+    await settle(app)
+    again = await api.get(
+        f"{V2}/jobs/{rescored.json()['data']['jobId']}/contacts", headers=tenant.headers
+    )
+    (contact,) = again.json()["data"]["contacts"]
+    assert contact["phones"][1]["type"] == "Service Enriched Phone 1"
+    assert "given as mobile; line type not confirmed" in contact["phones"][1]["reasons"]
 
 
 async def test_a_namesake_at_another_company_is_never_matched(

@@ -26,7 +26,7 @@ from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
-from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
+from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.v1.schemas import present_v1_contact
 from dialscore.webhooks import service as webhooks
@@ -82,7 +82,7 @@ class ProcessingSettings:
 
 @dataclass(frozen=True)
 class _Enriched:
-    numbers: list[str]
+    numbers: list[EnrichedNumber]
     record_id: str | None
 
 
@@ -97,7 +97,10 @@ async def _enrich(
     if job.job_type == "rescoring":
         # Scored again as they were: with the numbers enrichment found the first time.
         return [
-            _Enriched(enriched_numbers(contact.phones), contact.enrichment_contact_id)
+            _Enriched(
+                enriched_numbers(contact.phones, contact.enriched_types),
+                contact.enrichment_contact_id,
+            )
             for contact in batch
         ]
     if job.job_type not in ENRICHMENT_JOB_TYPES:
@@ -115,7 +118,9 @@ async def _enrich(
         )
     found = await run_waterfall_many(sources, requests, collect_all=collect_all)
     return [
-        None if result is None else _Enriched([p.number for p in result.phones], result.record_id)
+        None
+        if result is None
+        else _Enriched([(p.number, p.type_hint) for p in result.phones], result.record_id)
         for result in found
     ]
 
@@ -139,6 +144,8 @@ def _scored(
         "lead_status": score.lead_status,
         "best_phone": score.best_phone,
         "enrichment_contact_id": enriched.record_id,
+        # The types the sources gave the numbers they found, for scoring them again.
+        "enriched_types": [hint for _, hint in enriched.numbers] or None,
         "scored_at": now,
         "updated_at": now,
     }

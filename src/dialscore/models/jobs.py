@@ -74,6 +74,9 @@ class Contact(Base):
     phones: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     lead_status: Mapped[str] = mapped_column(String(32))
     best_phone: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The types (mobile, direct, hq, other or null) the enrichment sources gave the numbers
+    # they found, in the order of the "Service Enriched Phone N" entries of ``phones``.
+    enriched_types: Mapped[list[str | None] | None] = mapped_column(JSON, nullable=True)
     rejected_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
     enrichment_contact_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # Version 1: where the scored contact is posted (D27).

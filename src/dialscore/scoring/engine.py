@@ -28,6 +28,7 @@ from phonenumbers import PhoneNumberType
 
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence
 from dialscore.scoring.numbers import (
+    EnrichedNumber,
     ParsedPhone,
     display_type,
     fictional_reason,
@@ -372,7 +373,7 @@ def score_parsed(
 
 def score_contact(
     fields: dict[str, str],
-    enriched: Sequence[str] = (),
+    enriched: Sequence[EnrichedNumber] = (),
     evidence: Mapping[str, NumberEvidence] | None = None,
     *,
     now: float = 0.0,

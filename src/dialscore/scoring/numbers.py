@@ -63,6 +63,8 @@ class ParsedPhone:
     region: str | None
     number_type: int | None
     extension: str | None
+    # What the contact's phone list calls it, when not its type: "Service Enriched Phone N".
+    label: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -147,9 +149,16 @@ def parse_phone(
     )
 
 
-def parse_contact_phones(fields: dict[str, str], enriched: Sequence[str] = ()) -> list[ParsedPhone]:
+# A number enrichment found, with the type its source gave it (mobile, direct, …) if any.
+EnrichedNumber = tuple[str, str | None]
+
+
+def parse_contact_phones(
+    fields: dict[str, str], enriched: Sequence[EnrichedNumber] = ()
+) -> list[ParsedPhone]:
     """The contact's submitted numbers in slot order, empty slots skipped, then the numbers
-    enrichment found (D19: positions continue, type ``Service Enriched Phone N``)."""
+    enrichment found (D19: positions continue, type ``Service Enriched Phone N``; the
+    source's type, when it gave one, is the number's type hint for scoring)."""
     phones: list[ParsedPhone] = []
     for slot in PHONE_SLOTS:
         raw = fields.get(slot)
@@ -164,24 +173,32 @@ def parse_contact_phones(fields: dict[str, str], enriched: Sequence[str] = ()) -
                 country_hint=fields.get(f"{slot}Country"),
             )
         )
-    for index, raw in enumerate(enriched, start=1):
+    for index, (raw, hint) in enumerate(enriched, start=1):
         parsed = parse_phone(
-            raw, position=len(phones) + 1, slot="", type_hint=None, country_hint=None
+            raw, position=len(phones) + 1, slot="", type_hint=hint, country_hint=None
         )
-        phones.append(replace(parsed, type_hint=f"{ENRICHED_TYPE} {index}"))
+        phones.append(replace(parsed, label=f"{ENRICHED_TYPE} {index}"))
     return phones
 
 
-def enriched_numbers(phones: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The numbers enrichment added to a scored contact's phone entries, in order."""
-    return [
+def enriched_numbers(
+    phones: Sequence[Mapping[str, Any]], types: Sequence[str | None] | None
+) -> list[EnrichedNumber]:
+    """The numbers enrichment added to a scored contact's phone entries, in order, with the
+    types their sources gave (``types``, kept beside the entries; None: none kept)."""
+    numbers = [
         str(p["number"])
         for p in phones
         if p.get("number") and str(p.get("type") or "").startswith(ENRICHED_TYPE)
     ]
+    hints = list(types or ())
+    hints += [None] * (len(numbers) - len(hints))
+    return list(zip(numbers, hints[: len(numbers)], strict=True))
 
 
 def display_type(phone: ParsedPhone) -> str | None:
+    if phone.label is not None:
+        return phone.label
     if phone.type_hint is not None:
         return phone.type_hint
     if phone.number_type == PhoneNumberType.MOBILE:

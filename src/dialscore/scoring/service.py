@@ -17,7 +17,7 @@ from dialscore.calls import repository as calls_repo
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import ContactScore, score_parsed
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
-from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
+from dialscore.scoring.numbers import EnrichedNumber, ParsedPhone, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
 
 log = structlog.get_logger(__name__)
@@ -102,7 +102,9 @@ class ScoringItem:
     phones: Sequence[ParsedPhone]
 
 
-def item(contact_id: str, fields: Mapping[str, Any], enriched: Sequence[str] = ()) -> ScoringItem:
+def item(
+    contact_id: str, fields: Mapping[str, Any], enriched: Sequence[EnrichedNumber] = ()
+) -> ScoringItem:
     return ScoringItem(contact_id, fields, parse_contact_phones(dict(fields), enriched))
 
 

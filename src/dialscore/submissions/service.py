@@ -328,7 +328,10 @@ async def rescore(
     contacts = await jobs_repo.scored_contacts(session, source.id)
     if not contacts:
         raise BadRequest("the job has no scored contacts to rescore")
-    parsed = [parse_contact_phones(dict(c.fields), enriched_numbers(c.phones)) for c in contacts]
+    parsed = [
+        parse_contact_phones(dict(c.fields), enriched_numbers(c.phones, c.enriched_types))
+        for c in contacts
+    ]
     units = sum(len({p.e164 for p in phones if p.e164 is not None}) for phones in parsed)
     plan = principal.plan
     cost = plan.cost_per_phone * units
@@ -386,6 +389,7 @@ async def rescore(
                 "lead_status": score.lead_status,
                 "best_phone": None,
                 "enrichment_contact_id": contact.enrichment_contact_id,
+                "enriched_types": contact.enriched_types,
                 "created_at": now,
                 "updated_at": now,
             }

@@ -1,5 +1,6 @@
 """directory company pages: each directory person's company page, the company name and
-domain each page stands for, and directory_company_domains kept for shared names only
+domain each page stands for, and directory_company_domains kept for shared names only;
+contacts keep the types of the numbers enrichment found
 
 Revision ID: 0008
 Revises: 0007
@@ -37,6 +38,8 @@ def upgrade() -> None:
         sa.Column("people", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("page"),
     )
+    with op.batch_alter_table("contacts", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("enriched_types", sa.JSON(), nullable=True))
     _backfill()
 
 
@@ -72,6 +75,8 @@ def _backfill() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("contacts", schema=None) as batch_op:
+        batch_op.drop_column("enriched_types")
     op.drop_table("directory_company_pages")
     with op.batch_alter_table("directory_people", schema=None) as batch_op:
         batch_op.drop_column("company_page")
