@@ -3,6 +3,7 @@ at once, and the company domains of directory names."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -178,13 +179,7 @@ async def add_directory_people(
         session.add(
             DirectoryPerson(
                 id=record_id,
-                first_name=person.first_name,
-                last_name=person.last_name,
-                email=person.email,
-                linkedin_url=person.linkedin_url,
-                company=person.company,
-                website=person.website,
-                company_linkedin_url=person.company_linkedin_url,
+                **dataclasses.asdict(person),  # the columns bear the person's field names
                 phones=phones,
                 email_key=keys.email,
                 linkedin_key=keys.linkedin,

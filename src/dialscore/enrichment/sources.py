@@ -10,6 +10,7 @@ records with that page show."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -32,6 +33,7 @@ from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundP
 from dialscore.kit.db import Database
 
 _TYPES = ("mobile", "direct", "hq", "other")
+_PERSON_FIELDS = tuple(field.name for field in dataclasses.fields(Person))
 
 
 def _hint(value: Any) -> str | None:
@@ -115,16 +117,8 @@ class _DirectoryCandidate(_Candidate):
         return name
 
     def _read_person(self) -> Person:
-        row = self.row
-        return Person(
-            first_name=row.first_name,
-            last_name=row.last_name,
-            email=row.email,
-            linkedin_url=row.linkedin_url,
-            company=row.company,
-            website=row.website,
-            company_linkedin_url=row.company_linkedin_url,
-        )
+        # The directory's columns bear the person's field names.
+        return Person(*(getattr(self.row, name) for name in _PERSON_FIELDS))
 
     def _read_phones(self) -> tuple[FoundPhone, ...]:
         return tuple(
