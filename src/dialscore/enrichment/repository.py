@@ -132,11 +132,15 @@ def _conditions(
 
 # What a candidate needs of a directory record, read as plain rows. ``phones`` is JSON: text
 # on SQLite, read only for the records a query is compared with.
-_DIRECTORY_COLUMNS = (
-    "id, first_name, last_name, email, linkedin_url, company, website, company_linkedin_url, "
-    "phones, email_key, linkedin_key, company_key, first_initial, last_name_key, "
-    "company_name_key"
-)
+# Both kinds of candidate rows begin with these, in this order.
+KEY_COLUMNS = ("id", "email_key", "linkedin_key", "company_key", "first_initial", "last_name_key")
+# Then the person's fields (the directory's columns bear their names), its numbers and its
+# company's name key.
+DIRECTORY_COLUMNS = (
+    *KEY_COLUMNS, "first_name", "last_name", "email", "linkedin_url", "company", "website",
+    "company_linkedin_url", "phones", "company_name_key",
+)  # fmt: skip
+_DIRECTORY_COLUMNS = ", ".join(DIRECTORY_COLUMNS)
 # The groups a common name at a large company can crowd, by the kind of lookup.
 _GROUPS = {
     "names": "company_key, first_initial, last_name_key",
@@ -165,7 +169,7 @@ async def directory_rows(
                     f"WHERE rank <= {MAX_CANDIDATES}"
                 )
             for row in await sql.rows(statement, params):
-                found.setdefault(row.id, row)
+                found.setdefault(row[0], row)
     return list(found.values())
 
 
@@ -225,10 +229,8 @@ async def company_pages(
     return found
 
 
-_CONTACT_COLUMNS = (
-    "contacts.id, contacts.fields, contacts.phones, contacts.email_key, contacts.linkedin_key, "
-    "contacts.company_key, contacts.first_initial, contacts.last_name_key, contacts.created_at"
-)
+CONTACT_COLUMNS = (*KEY_COLUMNS, "fields", "phones", "created_at")
+_CONTACT_COLUMNS = ", ".join(f"contacts.{name}" for name in CONTACT_COLUMNS)
 
 
 async def history_rows(
@@ -250,5 +252,5 @@ async def history_rows(
                 f"LIMIT {MAX_CANDIDATES * CHUNK}"
             )
             for row in await sql.rows(statement, params):
-                found.setdefault(row.id, row)
-    return sorted(found.values(), key=lambda row: row.created_at, reverse=True)
+                found.setdefault(row[0], row)
+    return sorted(found.values(), key=lambda row: row[-1], reverse=True)

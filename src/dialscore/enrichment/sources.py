@@ -33,7 +33,16 @@ from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundP
 from dialscore.kit.db import Database
 
 _TYPES = ("mobile", "direct", "hq", "other")
-_PERSON_FIELDS = tuple(field.name for field in dataclasses.fields(Person))
+# Where a candidate row's parts are (repo.DIRECTORY_COLUMNS, repo.CONTACT_COLUMNS).
+_KEYS = len(repo.KEY_COLUMNS)
+_DIRECTORY_PHONES = repo.DIRECTORY_COLUMNS.index("phones")
+_DIRECTORY_COMPANY_NAME = repo.DIRECTORY_COLUMNS.index("company_name_key")
+_CONTACT_FIELDS = repo.CONTACT_COLUMNS.index("fields")
+_CONTACT_PHONES = repo.CONTACT_COLUMNS.index("phones")
+# The directory's columns after the keys are the person's fields, in their order.
+assert repo.DIRECTORY_COLUMNS[_KEYS:_DIRECTORY_PHONES] == tuple(
+    field.name for field in dataclasses.fields(Person)
+)
 
 
 def _hint(value: Any) -> str | None:
@@ -46,17 +55,20 @@ class _Candidate:
 
     __slots__ = ("_person", "_phones", "company", "email", "initial", "last_name", "linkedin",
                  "record_id", "row")  # fmt: skip
+    record_id: str
+    email: str | None
+    linkedin: str | None
+    company: str | None
+    initial: str | None
+    last_name: str | None
 
     def __init__(self, row: Row[Any]) -> None:
+        # Read by position: the row begins with repo.KEY_COLUMNS.
         self.row = row
         self._person: Person | None = None
         self._phones: tuple[FoundPhone, ...] | None = None
-        self.record_id: str = row.id
-        self.email: str | None = row.email_key
-        self.linkedin: str | None = row.linkedin_key
-        self.company: str | None = row.company_key
-        self.initial: str | None = row.first_initial
-        self.last_name: str | None = row.last_name_key
+        (self.record_id, self.email, self.linkedin, self.company, self.initial,
+         self.last_name) = row[:_KEYS]  # fmt: skip
 
     @property
     def person(self) -> Person:
@@ -90,12 +102,12 @@ class _ContactCandidate(_Candidate):
     """One of the client's scored contacts: its reachable numbers."""
 
     def _read_person(self) -> Person:
-        return person_from_fields(_json(self.row.fields))
+        return person_from_fields(_json(self.row[_CONTACT_FIELDS]))
 
     def _read_phones(self) -> tuple[FoundPhone, ...]:
         return tuple(
             FoundPhone(str(p["number"]), _hint(p.get("type")))
-            for p in _json(self.row.phones)
+            for p in _json(self.row[_CONTACT_PHONES])
             if str(p.get("number") or "").startswith("+")
             and p.get("status")
             and not str(p["status"]).startswith("na")
@@ -108,22 +120,21 @@ class _DirectoryCandidate(_Candidate):
     @property
     def has_phones(self) -> bool:
         # Every number the import keeps is valid: no need to read them to know there are.
-        phones = self.row.phones
+        phones = self.row[_DIRECTORY_PHONES]
         return phones != "[]" if isinstance(phones, str) else bool(phones)
 
     @property
     def company_name(self) -> str | None:
-        name: str | None = self.row.company_name_key
+        name: str | None = self.row[_DIRECTORY_COMPANY_NAME]
         return name
 
     def _read_person(self) -> Person:
-        # The directory's columns bear the person's field names.
-        return Person(*(getattr(self.row, name) for name in _PERSON_FIELDS))
+        return Person(*self.row[_KEYS:_DIRECTORY_PHONES])
 
     def _read_phones(self) -> tuple[FoundPhone, ...]:
         return tuple(
             FoundPhone(str(p["number"]), _hint(p.get("type")))
-            for p in _json(self.row.phones)
+            for p in _json(self.row[_DIRECTORY_PHONES])
             if p.get("number")
         )
 
