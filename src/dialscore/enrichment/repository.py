@@ -58,7 +58,7 @@ def _typo_terms(keys: Keys) -> set[tuple[str | None, ...]]:
     }
 
 
-# A column (with its comparison) and value every term of a condition shares.
+# A condition every term shares (SQL with one ``?``) and its value: say, the client's.
 Scope = tuple[str, str] | None
 Values = tuple[str | None, ...]
 
@@ -130,12 +130,10 @@ def _conditions(
     return conditions + [sql.any_of(term, chunk, scope) for chunk in _chunks(loose)]
 
 
-# What a candidate needs of a directory record, read as plain rows. ``phones`` is JSON: text
-# on SQLite, read only for the records a query is compared with.
-# Both kinds of candidate rows begin with these, in this order.
+# Candidates are read as plain rows; both kinds begin with these, in this order.
 KEY_COLUMNS = ("id", "email_key", "linkedin_key", "company_key", "first_initial", "last_name_key")
-# Then the person's fields (the directory's columns bear their names), its numbers and its
-# company's name key.
+# Then a directory record's person (the columns bear the person's field names), its numbers
+# (JSON: text on SQLite, read only for the record chosen) and its company's name key.
 DIRECTORY_COLUMNS = (
     *KEY_COLUMNS, "first_name", "last_name", "email", "linkedin_url", "company", "website",
     "company_linkedin_url", "phones", "company_name_key",
