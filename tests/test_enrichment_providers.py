@@ -357,7 +357,9 @@ async def pdl(fake: FakePDL, clock: FakeClock, **options: Any) -> AsyncIterator[
     settings: dict[str, Any] = {
         "base_url": fake.url,
         "burst": 1000.0,  # pacing has its own tests; elsewhere it would only add waits
-        "timeout": 0.25,
+        # Generous, so that a loaded machine does not turn an answer into a retry; the tests
+        # of slow answers set their own.
+        "timeout": 5.0,
         "clock": clock,
         "sleep": clock.sleep,
     }
@@ -849,7 +851,9 @@ async def apollo(
     settings: dict[str, Any] = {
         "base_url": fake.url,
         "burst": 1000.0,
-        "timeout": 0.25,
+        # Generous, so that a loaded machine does not turn an answer into a retry; the tests
+        # of slow answers set their own.
+        "timeout": 5.0,
         "clock": clock,
         "sleep": clock.sleep,
     }
