@@ -77,12 +77,15 @@ async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: dat
     return bool(getattr(result, "rowcount", 0))
 
 
-async def pending_contacts(session: AsyncSession, job_id: str, limit: int) -> Sequence[Contact]:
+async def pending_contacts(
+    session: AsyncSession, job_id: str, limit: int, *, after: int | None = None
+) -> Sequence[Contact]:
+    """The job's first ``limit`` pending contacts in order (``after``: past that ordinal)."""
+    conditions = [Contact.job_id == job_id, Contact.state == "pending"]
+    if after is not None:
+        conditions.append(Contact.ordinal > after)
     rows = await session.scalars(
-        select(Contact)
-        .where(Contact.job_id == job_id, Contact.state == "pending")
-        .order_by(Contact.ordinal)
-        .limit(limit)
+        select(Contact).where(*conditions).order_by(Contact.ordinal).limit(limit)
     )
     return rows.all()
 
@@ -110,7 +113,10 @@ async def pending_contact_fields(
 async def save_contact_results(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
     """Bulk update by primary key; each row has ``id`` and the columns to set."""
     if rows:
-        await session.execute(update(Contact), rows)
+        # The ORM sends one executemany per run of rows that set the same columns: rejected
+        # and scored contacts interleaved would cost a statement each.
+        ordered = sorted(rows, key=lambda row: tuple(sorted(row)))
+        await session.execute(update(Contact), ordered)
 
 
 async def record_progress(
