@@ -1316,10 +1316,19 @@ def best_match(
     none reaches ``min_confidence``, or when the best is a name+company match that another
     candidate matches about as well (two people of the same name at the company: which one
     is unknown). Of equal email or LinkedIn matches (duplicate records), the first wins."""
+    return best_of(
+        (match(query, c, dominant_domains=dominant_domains) for c in candidates),
+        min_confidence=min_confidence,
+    )
+
+
+def best_of(
+    matches: Iterable[Match | None], *, min_confidence: float = DEFAULT_MIN_CONFIDENCE
+) -> tuple[int, Match] | None:
+    """``best_match``'s choice among one query's matches with its candidates, in order."""
     best: tuple[int, Match] | None = None
     runner_up: Match | None = None
-    for position, candidate in enumerate(candidates):
-        found = match(query, candidate, dominant_domains=dominant_domains)
+    for position, found in enumerate(matches):
         if found is None or found.confidence < min_confidence:
             continue
         if best is None or found.confidence > best[1].confidence:

@@ -21,10 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.enrichment import repository as repo
 from dialscore.enrichment.matching import (
     Keys,
+    Match,
     Person,
-    best_match,
+    best_of,
     company_name_key,
     lookup_keys,
+    match,
     page_only,
     person_from_fields,
     with_company_of_page,
@@ -223,9 +225,12 @@ class _KeyedSource:
         pool = _Pool(await self._candidates(session, first, [keys[i] for i in members], False))
         found = {i: pool.found(keys[i], typo=False) for i in members}
         dominant = await self._dominant(session, queries, found.values())
+        # Each query's matches by record: a contact still unmatched is compared again with
+        # its first candidates and those of the typo round.
+        memos: dict[int, dict[str, Match | None]] = {i: {} for i in members}
         unmatched = []
         for i in members:
-            results[i] = self._best(requests[i], queries[i], found[i], dominant)
+            results[i] = self._best(requests[i], queries[i], keys[i], found[i], dominant, memos[i])
             if results[i] is None and repo.typo_triples(keys[i]):
                 unmatched.append(i)
         if not unmatched:
@@ -238,7 +243,7 @@ class _KeyedSource:
             ]
         dominant = await self._dominant(session, queries, [found[i] for i in unmatched])
         for i in unmatched:
-            results[i] = self._best(requests[i], queries[i], found[i], dominant)
+            results[i] = self._best(requests[i], queries[i], keys[i], found[i], dominant, memos[i])
 
     async def _dominant(
         self,
@@ -254,17 +259,21 @@ class _KeyedSource:
         self,
         request: EnrichmentRequest,
         query: Person,
+        keys: Keys,
         candidates: Sequence[_Candidate],
         dominant: Mapping[str, str],
+        memo: dict[str, Match | None],
     ) -> Enrichment | None:
-        """The matched candidate with numbers; none when two same-named colleagues tie."""
+        """The matched candidate with numbers; none when two same-named colleagues tie.
+        ``memo``: the query's matches so far, by record (the same for any ``dominant`` that
+        knows the query's and the record's company names)."""
         usable = [c for c in candidates if c.has_phones and c.record_id != request.contact_id]
-        found = best_match(
-            query,
-            [c.person for c in usable],
-            min_confidence=self.min_confidence,
-            dominant_domains=dominant,
-        )
+        matches = []
+        for c in usable:
+            if c.record_id not in memo:
+                memo[c.record_id] = _match(query, keys, c, dominant)
+            matches.append(memo[c.record_id])
+        found = best_of(matches, min_confidence=self.min_confidence)
         if found is None:
             return None
         position, matched = found
@@ -300,6 +309,27 @@ class DirectorySource(_KeyedSource):
     ) -> list[_Candidate]:
         rows = await repo.directory_rows(session, batch, typo=typo)
         return [_DirectoryCandidate(row) for row in rows]
+
+
+def _match(
+    query: Person, keys: Keys, candidate: _Candidate, dominant: Mapping[str, str]
+) -> Match | None:
+    """``match``, first ruling out by the stored keys alone (the email and profile keys are
+    the matcher's own normal forms) a record with another LinkedIn profile, or another
+    address at the query's mail domain, that shares neither identifier: two people, as
+    ``match`` rules."""
+    if not (keys.email and keys.email == candidate.email) and not (
+        keys.linkedin and keys.linkedin == candidate.linkedin
+    ):
+        if keys.linkedin and candidate.linkedin:
+            return None
+        if (
+            keys.email
+            and candidate.email
+            and keys.email.rsplit("@", 1)[1] == candidate.email.rsplit("@", 1)[1]
+        ):
+            return None
+    return match(query, candidate.person, dominant_domains=dominant)
 
 
 async def _with_companies_of_pages(session: AsyncSession, queries: list[Person]) -> list[Person]:
