@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -125,6 +127,26 @@ async def _enrich(
     ]
 
 
+def _enriching(
+    job: Job, batch: Sequence[Contact], sources: Sequence[EnrichmentSource], collect_all: bool
+) -> asyncio.Task[list[_Enriched | None]] | None:
+    """The batch's enrichment, started; None for no batch."""
+    if not batch:
+        return None
+    return asyncio.create_task(_enrich(job, batch, sources, collect_all))
+
+
+async def _abandon(task: asyncio.Task[Any] | None) -> None:
+    """Stops an enrichment whose batch will not be saved now (the job failed or stopped):
+    its contacts stay pending for the next attempt."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+
+
 def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
     return {
         "id": contact.id,
@@ -161,6 +183,81 @@ def _apply(contacts: Sequence[Contact], results: list[dict[str, Any]]) -> list[C
         if result["state"] == "scored":
             scored.append(contact)
     return scored
+
+
+async def _score_and_save(
+    db: Database,
+    job: Job,
+    batch: Sequence[Contact],
+    found: list[_Enriched | None],
+    *,
+    outbox_id: int,
+    settings: ProcessingSettings,
+    verifiers: Sequence[VerificationProvider],
+) -> int:
+    """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
+    none for) and saves them with their events and the job's progress, in one transaction;
+    the events written."""
+    core = job.scoring_type == "core"
+    items = [
+        scoring.item(contact.id, contact.fields, enriched.numbers)
+        for contact, enriched in zip(batch, found, strict=True)
+        if enriched is not None
+    ]
+    verifications = {}
+    if core and verifiers:
+        numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
+        verifications = await scoring.verify(verifiers, numbers)
+    async with db.unit_of_work() as session:
+        now = utcnow()
+        scores = iter(
+            await scoring.score_items(
+                session,
+                job.client_id,
+                items,
+                now=now.timestamp(),
+                core=core,
+                verifications=verifications,
+                verifiers=verifiers,
+            )
+        )
+        results = [
+            _rejected(contact, now)
+            if enriched is None
+            else _scored(contact, next(scores), enriched, now)
+            for contact, enriched in zip(batch, found, strict=True)
+        ]
+        await repo.save_contact_results(session, results)
+        scored = _apply(batch, results)
+        emitted = await webhooks.emit(
+            session,
+            user_id=job.user_id,
+            event_type=CONTACT_SCORED,
+            payloads=(
+                {"contact": present_contact(c), "job": {"id": job.id, "type": job.job_type}}
+                for c in scored
+            ),
+            job_id=job.id,
+        )
+        # Version 1 contacts with a callback URL: one callback each (D27), written with
+        # the score like every event.
+        emitted += await webhooks.queue_callbacks(
+            session,
+            user_id=job.user_id,
+            job_id=job.id,
+            callbacks=[(c.callback_url, present_v1_contact(c)) for c in scored if c.callback_url],
+        )
+        now = utcnow()
+        await repo.record_progress(
+            session,
+            job.id,
+            processed=len(results),
+            rejected=sum(1 for r in results if r["state"] == "rejected"),
+            now=now,
+            lease_until=now + settings.job_lease,
+        )
+        await outbox.extend_lease(session, outbox_id, now + settings.outbox_lease)
+    return emitted
 
 
 async def process_job(
@@ -201,76 +298,34 @@ async def process_job(
             session, job.client_id, [scoring.item(cid, fields) for cid, fields in pending]
         )
 
-    core = job.scoring_type == "core"
-    while True:
-        async with db.read() as session:
-            batch = await repo.pending_contacts(session, job_id, settings.batch_size)
-        if not batch:
-            break
-        # Enrichment and verification call other services: outside any write transaction.
-        found = await _enrich(job, batch, sources, collect_all)
-        items = [
-            scoring.item(contact.id, contact.fields, enriched.numbers)
-            for contact, enriched in zip(batch, found, strict=True)
-            if enriched is not None
-        ]
-        verifications = {}
-        if core and verifiers:
-            numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
-            verifications = await scoring.verify(verifiers, numbers)
-        async with db.unit_of_work() as session:
-            now = utcnow()
-            scores = iter(
-                await scoring.score_items(
-                    session,
-                    job.client_id,
-                    items,
-                    now=now.timestamp(),
-                    core=core,
-                    verifications=verifications,
-                    verifiers=verifiers,
+    async with db.read() as session:
+        batch = await repo.pending_contacts(session, job_id, settings.batch_size)
+    # Enrichment and verification call other services: outside any write transaction. The
+    # next batch is enriched while this one is scored and saved, so that the sources' waits
+    # on the database (or a provider) overlap with scoring's.
+    upcoming = _enriching(job, batch, sources, collect_all)
+    try:
+        while batch and upcoming is not None:
+            found = await upcoming
+            async with db.read() as session:
+                following = await repo.pending_contacts(
+                    session, job_id, settings.batch_size, after=batch[-1].ordinal
                 )
+            upcoming = _enriching(job, following, sources, collect_all)
+            emitted = await _score_and_save(
+                db,
+                job,
+                batch,
+                found,
+                outbox_id=outbox_id,
+                settings=settings,
+                verifiers=verifiers,
             )
-            results = [
-                _rejected(contact, now)
-                if enriched is None
-                else _scored(contact, next(scores), enriched, now)
-                for contact, enriched in zip(batch, found, strict=True)
-            ]
-            await repo.save_contact_results(session, results)
-            scored = _apply(batch, results)
-            emitted = await webhooks.emit(
-                session,
-                user_id=job.user_id,
-                event_type=CONTACT_SCORED,
-                payloads=(
-                    {"contact": present_contact(c), "job": {"id": job.id, "type": job.job_type}}
-                    for c in scored
-                ),
-                job_id=job.id,
-            )
-            # Version 1 contacts with a callback URL: one callback each (D27), written with
-            # the score like every event.
-            emitted += await webhooks.queue_callbacks(
-                session,
-                user_id=job.user_id,
-                job_id=job.id,
-                callbacks=[
-                    (c.callback_url, present_v1_contact(c)) for c in scored if c.callback_url
-                ],
-            )
-            now = utcnow()
-            await repo.record_progress(
-                session,
-                job_id,
-                processed=len(results),
-                rejected=sum(1 for r in results if r["state"] == "rejected"),
-                now=now,
-                lease_until=now + settings.job_lease,
-            )
-            await outbox.extend_lease(session, outbox_id, now + settings.outbox_lease)
-        if emitted and on_events is not None:
-            on_events()
+            if emitted and on_events is not None:
+                on_events()
+            batch = following
+    finally:
+        await _abandon(upcoming)
 
     async with db.unit_of_work() as session:
         job = await repo.get_job(session, job_id)

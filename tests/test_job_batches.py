@@ -1,0 +1,151 @@
+"""A job processed batch by batch, the next batch enriched while one is scored and saved:
+every contact is asked for once and in order, and a source failing on a later batch keeps
+what was saved and leaves the rest pending for the next attempt."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from dialscore.app import create_app
+from dialscore.config import Settings
+from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
+from dialscore.jobs import service as jobs_service
+from dialscore.kit.db import Database
+from dialscore.models import Contact, OutboxMessage
+from tests.conftest import SECRET
+from tests.support import job_status, make_tenant, state_of, submit
+
+# Leases of no length: a second attempt may take the job at once.
+SETTINGS = jobs_service.ProcessingSettings(
+    batch_size=2, job_lease=timedelta(0), outbox_lease=timedelta(0)
+)
+
+
+class SourceDown(RuntimeError):
+    pass
+
+
+class RecordingSource:
+    """Finds a number for every contact whose last name ends in an even digit; notes the
+    last names of each batch it is asked for; fails on its ``fail_on``-th batch."""
+
+    name = "recording"
+
+    def __init__(self, fail_on: int | None = None) -> None:
+        self.batches: list[list[str]] = []
+        self.fail_on = fail_on
+
+    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
+        (found,) = await self.find_many([request])
+        return found
+
+    async def find_many(self, requests: Sequence[EnrichmentRequest]) -> list[Enrichment | None]:
+        self.batches.append([str(r.fields["lastName"]) for r in requests])
+        if len(self.batches) == self.fail_on:
+            raise SourceDown("the source is down")
+        found: list[Enrichment | None] = []
+        for request in requests:
+            digit = int(str(request.fields["lastName"])[-1])
+            phone = FoundPhone(f"+1212555718{digit}", "mobile")
+            found.append(
+                Enrichment((phone,), f"rec-{digit}", self.name) if digit % 2 == 0 else None
+            )
+        return found
+
+
+async def enrichment_job(settings: Settings, count: int) -> tuple[str, int]:
+    """(job id, its outbox message) of an enrichment job of ``count`` contacts that no
+    worker processes."""
+    app = create_app(settings, run_worker=False)
+    async with app.router.lifespan_context(app):
+        db = state_of(app).db
+        tenant = await make_tenant(db, SECRET)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
+            people = [
+                {"firstName": "Ann", "lastName": f"Lee{i}", "companyAccount": "Acme"}
+                for i in range(count)
+            ]
+            response = await submit(api, tenant, people, kind="enrich")
+        assert response.status_code == 200, response.text
+        job_id = response.json()["data"]["jobId"]
+        async with db.read() as session:
+            message = await session.scalar(select(OutboxMessage))
+        assert message is not None
+        return job_id, message.id
+
+
+async def states(db: Database, job_id: str) -> list[tuple[str, str, str | None]]:
+    async with db.read() as session:
+        contacts = await session.scalars(
+            select(Contact).where(Contact.job_id == job_id).order_by(Contact.ordinal)
+        )
+        return [(str(c.fields["lastName"]), c.state, c.enrichment_contact_id) for c in contacts]
+
+
+async def test_each_batch_is_enriched_once_in_order(settings: Settings) -> None:
+    job_id, outbox_id = await enrichment_job(settings, 5)
+    db = Database(settings.resolved_database_url)
+    try:
+        source = RecordingSource()
+        status = await jobs_service.process_job(
+            db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[source]
+        )
+        assert status == "Finalized"
+        assert source.batches == [["Lee0", "Lee1"], ["Lee2", "Lee3"], ["Lee4"]]
+        assert await states(db, job_id) == [
+            ("Lee0", "scored", "rec-0"),
+            ("Lee1", "rejected", None),
+            ("Lee2", "scored", "rec-2"),
+            ("Lee3", "rejected", None),
+            ("Lee4", "scored", "rec-4"),
+        ]
+        async with db.read() as session:
+            first = await session.scalar(select(Contact).where(Contact.job_id == job_id))
+        assert first is not None
+        assert first.phones[-1]["number"] == "+12125557180"
+        assert first.phones[-1]["type"] == "Service Enriched Phone 1"
+    finally:
+        await db.dispose()
+
+
+async def test_a_source_failing_on_a_later_batch_keeps_what_was_saved(settings: Settings) -> None:
+    job_id, outbox_id = await enrichment_job(settings, 5)
+    db = Database(settings.resolved_database_url)
+    try:
+        failing = RecordingSource(fail_on=2)
+        with pytest.raises(SourceDown):
+            await jobs_service.process_job(
+                db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[failing]
+            )
+        assert failing.batches == [["Lee0", "Lee1"], ["Lee2", "Lee3"]]
+        assert await states(db, job_id) == [
+            ("Lee0", "scored", "rec-0"),
+            ("Lee1", "rejected", None),
+            ("Lee2", "pending", None),
+            ("Lee3", "pending", None),
+            ("Lee4", "pending", None),
+        ]
+        assert await job_status(db, job_id) == "Processing"
+
+        # The next attempt asks only for the contacts still pending.
+        source = RecordingSource()
+        status = await jobs_service.process_job(
+            db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[source]
+        )
+        assert status == "Finalized"
+        assert source.batches == [["Lee2", "Lee3"], ["Lee4"]]
+        assert [state for _, state, _ in await states(db, job_id)] == [
+            "scored",
+            "rejected",
+            "scored",
+            "rejected",
+            "scored",
+        ]
+    finally:
+        await db.dispose()
