@@ -38,6 +38,7 @@ from dialscore.enrichment.directory import import_directory
 from dialscore.enrichment.sources import DirectorySource, HistorySource
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.jobs import service as jobs
+from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
@@ -191,6 +192,8 @@ def run(args: argparse.Namespace) -> None:
             f"({report.imported / report.seconds:,.0f} rows/s)",
             flush=True,
         )
+        # As `dialscore serve` and `dialscore worker` set it.
+        tune_garbage_collector()
         asyncio.run(asyncio.wait_for(run_jobs(args, url, people), args.timeout))
     finally:
         shutil.rmtree(work, ignore_errors=True)

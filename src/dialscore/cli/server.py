@@ -10,6 +10,7 @@ import typer
 
 from dialscore.cli.output import emit, fail, prepare_database
 from dialscore.config import get_settings
+from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.logging import configure_logging
 
 
@@ -35,6 +36,7 @@ def serve(
     configure_logging(settings.log_format, settings.log_level)
     prepare_database(settings)
     app = create_app(settings, run_worker=not no_worker)
+    tune_garbage_collector()
     uvicorn.run(
         app,
         host=host or settings.host,
@@ -52,6 +54,7 @@ def worker() -> None:
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
     prepare_database(settings)
+    tune_garbage_collector()
 
     async def run() -> None:
         db = Database(settings.resolved_database_url)
