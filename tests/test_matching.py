@@ -4,6 +4,8 @@ match rules: strong identifiers, name+company, namesakes, conflicts and the thre
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -35,6 +37,7 @@ from dialscore.enrichment.matching import (
     normalise_email,
     page_only,
     person_from_fields,
+    record_key_values,
     record_keys,
     with_company_of_page,
 )
@@ -700,6 +703,29 @@ def test_record_keys_prefer_the_company_name_and_keep_its_domain() -> None:
     assert (keys.company, keys.initial, keys.last_name) == ("init", "z", "muller")
     assert (keys.company_name, keys.company_domain) == ("initech", "initech.de")
     assert record_keys(Person(company_linkedin_url="linkedin.com/company/10007")).company is None
+
+
+@pytest.mark.parametrize(
+    "person",
+    [
+        Person("Ann", "Lee", "Ann.Lee@Acme.com", company="Acme, Inc."),
+        Person("José", "García-López", website="https://www.acme.co.uk/about"),
+        Person(
+            "Dr. Ann",
+            "O'Brien Jr.",
+            email="ann@gmail.com",
+            company_linkedin_url=("https://uk.linkedin.com/company/acme-inc/about/"),
+        ),
+        Person(None, "Lee", "info@getacme.com", "linkedin.com/pub/jane-doe/a7/576/b50"),
+        Person(),
+    ],
+)
+def test_record_key_values_are_record_keys_as_a_tuple(person: Person) -> None:
+    keys = record_keys(person)
+    assert record_key_values(*dataclasses.astuple(person)) == dataclasses.astuple(keys)
+    # The work email's domain stands in for a missing website.
+    if person.email == "Ann.Lee@Acme.com":
+        assert keys.company_domain == "acme.com"
 
 
 def test_weaker_agreements_add_up_below_the_threshold() -> None:

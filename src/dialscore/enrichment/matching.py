@@ -845,26 +845,68 @@ class RecordKeys:
 
 
 def record_keys(person: Person) -> RecordKeys:
-    name = company_name_key(person.company)
-    domain = company_domain(person.website) or company_domain(person.email)
-    page = _company_page(person.company_linkedin_url, person.website)
-    if name:
-        company = _company_key_of(name)
-    elif domain:
-        company = _company_key_of(_domain_label(domain))
-    else:
-        company = _company_key_of(_page_name(page)) if page else None
-    first = name_tokens(person.first_name)
     return RecordKeys(
-        email=email_key(person.email),
-        linkedin=linkedin_slug(person.linkedin_url),
-        last_name=last_name_key(person.last_name),
-        company=company,
-        initial=first[0][0] if first else None,
-        company_name=name,
-        company_domain=domain,
-        company_page=page,
+        *record_key_values(
+            person.first_name,
+            person.last_name,
+            person.email,
+            person.linkedin_url,
+            person.company,
+            person.website,
+            person.company_linkedin_url,
+        )
     )
+
+
+def record_key_values(
+    first_name: str | None,
+    last_name: str | None,
+    email: str | None,
+    linkedin_url: str | None,
+    company: str | None,
+    website: str | None,
+    company_linkedin_url: str | None,
+) -> tuple[str | None, ...]:
+    """``record_keys`` of a record's fields (``Person``'s, in its order), as a tuple in
+    ``RecordKeys``' order: what the directory import stores for each of a million rows."""
+    name, domain, page = _company_identity(company, website, company_linkedin_url)
+    if domain is None and email:
+        domain = company_domain(email)
+    if first_name and first_name.isascii() and first_name.isalpha():
+        initial: str | None = first_name[0].lower()  # name_tokens' own shortcut
+    else:
+        first = name_tokens(first_name)
+        initial = first[0][0] if first else None
+    return (
+        email_key(email),
+        linkedin_slug(linkedin_url),
+        last_name_key(last_name),
+        _stored_company_key(name, domain, page),
+        initial,
+        name,
+        domain,
+        page,
+    )
+
+
+# A directory names each company again for each of its people: the last ones are kept.
+@lru_cache(maxsize=1 << 16)
+def _company_identity(
+    company: str | None, website: str | None, page_url: str | None
+) -> tuple[str | None, str | None, str | None]:
+    """A record's company name key, website's company domain and company page."""
+    return company_name_key(company), company_domain(website), _company_page(page_url, website)
+
+
+@lru_cache(maxsize=1 << 16)
+def _stored_company_key(name: str | None, domain: str | None, page: str | None) -> str | None:
+    """The one company key a record is stored under: from its company name when it has one,
+    else from its website's or work email's domain, else from its company page."""
+    if name:
+        return _company_key_of(name)
+    if domain:
+        return _company_key_of(_domain_label(domain))
+    return _company_key_of(_page_name(page)) if page else None
 
 
 # A directory names each company's page again for each of its people: the last ones are kept.
