@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from dialscore.enrichment import directory
 from dialscore.enrichment.matching import Person, lookup_keys
 from dialscore.kit.db import sync_url
+from dialscore.migrations import upgrade
 from dialscore.models import DirectoryPerson
 from dialscore.scoring.imports import FileFormatError
 from tests.test_imports import Cli, cli, rows_of  # noqa: F401  (cli: the fixture)
@@ -234,6 +235,78 @@ def test_an_id_given_again_in_a_file_takes_the_later_row(database_url: str, tmp_
         ("x", "second"),
         ("y", "other"),
     ]
+
+
+LOOKUP_INDEXES = ["ix_directory_people_company", "ix_directory_people_email",
+                  "ix_directory_people_linkedin"]  # fmt: skip
+
+
+def lookup_indexes(url: str) -> list[str]:
+    """The lookup indexes the directory has (SQLite)."""
+    return [
+        name
+        for (name,) in rows_of(
+            url,
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = "
+            "'directory_people' AND sql IS NOT NULL ORDER BY name",
+        )
+    ]
+
+
+def sqlite_url(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    upgrade(url)
+    return url
+
+
+def test_an_import_into_an_empty_directory_builds_the_lookup_indexes_at_its_end(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path)
+    assert lookup_indexes(url) == LOOKUP_INDEXES
+    path = tmp_path / "people.csv"
+    path.write_text(people_csv(300))
+    seen: list[list[str]] = []
+
+    def progress(phase: str, done: int, total: int) -> None:
+        seen.append(lookup_indexes(url))
+
+    directory.import_directory(url, path, batch_rows=50, progress=progress)
+    # Written without them, in batches; built before the import returns.
+    assert seen[0] == []
+    assert lookup_indexes(url) == LOOKUP_INDEXES
+    plan = rows_of(
+        url, "EXPLAIN QUERY PLAN SELECT id FROM directory_people WHERE email_key = 'a@acme.com'"
+    )
+    assert "ix_directory_people_email" in str(plan)
+
+    # A directory with people keeps them while it is written.
+    seen.clear()
+    directory.import_directory(url, path, batch_rows=50, progress=progress)
+    assert seen and all(indexes == LOOKUP_INDEXES for indexes in seen)
+
+
+def test_a_failed_import_leaves_the_lookup_indexes(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "people.csv"
+    path.write_text("ann@acme.com,Acme\n")  # no header
+    with pytest.raises(FileFormatError):
+        directory.import_directory(url, path)
+    assert lookup_indexes(url) == LOOKUP_INDEXES
+
+
+def test_an_import_builds_the_indexes_an_import_stopped_midway_left_unbuilt(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "people.csv"
+    path.write_text(people_csv(20))
+    directory.import_directory(url, path)
+    rows_of(url, "DROP INDEX ix_directory_people_email")  # as a killed import leaves it
+    assert lookup_indexes(url) == [LOOKUP_INDEXES[0], LOOKUP_INDEXES[2]]
+    report = directory.import_directory(url, path)
+    assert (report.imported, report.unchanged) == (0, 20)
+    assert lookup_indexes(url) == LOOKUP_INDEXES
 
 
 # -- the command, on SQLite and PostgreSQL -----------------------------------------------------
