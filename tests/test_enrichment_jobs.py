@@ -107,6 +107,31 @@ async def test_a_namesake_at_another_company_is_never_matched(
     assert FOUND_MOBILE not in [p["number"] for p in contact["phones"]]
 
 
+async def test_a_last_name_alone_at_the_company_matches_nobody(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    """A contact with a last name and a company website but no first name is accepted (D6)
+    and compared with the same-named people of that domain: none is it."""
+    await add_person(
+        db,
+        "dir-ann-lee",
+        [{"number": FOUND_MOBILE, "type": "mobile"}],
+        first_name="Ann",
+        last_name="Lee",
+        company="Acme",
+        website="https://acme.com",
+    )
+    job, contacts = await enrich(
+        app,
+        api,
+        tenant,
+        [{"lastName": "Lee", "companyAccount": "Acme", "website": "acme.com"}],
+    )
+    assert job["status"] == "Not Enriched"
+    (contact,) = contacts
+    assert contact["enrichmentContactId"] is None
+
+
 async def test_history_finds_the_same_person_among_the_clients_contacts(
     app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:

@@ -728,6 +728,16 @@ def test_record_key_values_are_record_keys_as_a_tuple(person: Person) -> None:
         assert keys.company_domain == "acme.com"
 
 
+def test_a_record_without_a_first_name_is_no_name_match() -> None:
+    """Not even at the same domain with the same last name, where a short first name's
+    keyboard slip would be read."""
+    lee = Person(None, "Lee", company="Acme", website="acme.com")
+    ann = Person("Ann", "Lee", company="Acme", website="acme.com")
+    assert match(lee, ann) is None
+    assert match(ann, lee) is None
+    assert match(Person("Ann", "Lee", email="ann@acme.com"), lee) is None
+
+
 def test_weaker_agreements_add_up_below_the_threshold() -> None:
     candidate = Person("Robert", "Smith", company="Acme Software")
     exact = match(Person("Robert", "Smith", company="Acme Software"), candidate)

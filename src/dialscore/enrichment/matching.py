@@ -958,46 +958,76 @@ def lookup_keys(person: Person) -> Keys:
     )
 
 
-@dataclass(frozen=True)
-class _Profile:
-    """A person's normalised forms, computed once per record."""
+class Profile:
+    """A person's normal forms, computed once per record: the identifiers and names at once,
+    the company's forms when first asked for (most candidates differ by first name)."""
 
-    email: str | None
-    linkedin: str | None
-    first: tuple[str, ...]
-    last: tuple[str, ...]
-    company_name: str | None
-    domains: frozenset[str]
-    company_page: str | None
-    # The names its own email address or profile spells where the typed name is within a
-    # typo of them, each with what reading it costs (see ``_spelled_names``).
-    spelled_first: tuple[tuple[str, float], ...] = ()
-    spelled_last: tuple[tuple[str, float], ...] = ()
+    __slots__ = ("_company", "_spelled", "email", "first", "last", "linkedin", "person")
+
+    def __init__(self, person: Person) -> None:
+        self.person = person
+        self.email = email_key(person.email)
+        self.linkedin = linkedin_slug(person.linkedin_url)
+        self.first = name_tokens(person.first_name)
+        self.last = name_tokens(person.last_name)
+        self._spelled: tuple[_Spelled, _Spelled] | None = None
+        self._company: tuple[str | None, frozenset[str], str | None] | None = None
+
+    @property
+    def spelled_first(self) -> _Spelled:
+        """The first names its own email address or profile spells where the typed name is
+        within a typo of them, each with what reading it costs (see ``_spelled_names``)."""
+        return self._spelled_names()[0]
+
+    @property
+    def spelled_last(self) -> _Spelled:
+        return self._spelled_names()[1]
+
+    def _spelled_names(self) -> tuple[_Spelled, _Spelled]:
+        if self._spelled is None:
+            self._spelled = _spelled_names(self.first, self.last, self.email, self.linkedin)
+        return self._spelled
+
+    @property
+    def company_name(self) -> str | None:
+        return self._company_forms()[0]
+
+    @property
+    def domains(self) -> frozenset[str]:
+        return self._company_forms()[1]
+
+    @property
+    def company_page(self) -> str | None:
+        return self._company_forms()[2]
+
+    def _company_forms(self) -> tuple[str | None, frozenset[str], str | None]:
+        if self._company is None:
+            person = self.person
+            domains = {company_domain(person.website), company_domain(person.email)}
+            self._company = (
+                company_name_key(person.company),
+                frozenset(d for d in domains if d is not None),
+                _company_page(person.company_linkedin_url, person.website),
+            )
+        return self._company
 
     @property
     def has_company(self) -> bool:
         return bool(self.company_name or self.domains or self.company_page)
 
 
+_Spelled = tuple[tuple[str, float], ...]
+# The old private name, which the rest of this module uses.
+_Profile = Profile
+
+
 @lru_cache(maxsize=65_536)
-def _profile(person: Person) -> _Profile:
-    domains = {company_domain(person.website), company_domain(person.email)}
-    company_page = _company_page(person.company_linkedin_url, person.website)
-    email = email_key(person.email)
-    linkedin = linkedin_slug(person.linkedin_url)
-    first, last = name_tokens(person.first_name), name_tokens(person.last_name)
-    spelled_first, spelled_last = _spelled_names(first, last, email, linkedin)
-    return _Profile(
-        email=email,
-        linkedin=linkedin,
-        first=first,
-        last=last,
-        company_name=company_name_key(person.company),
-        domains=frozenset(d for d in domains if d is not None),
-        company_page=company_page,
-        spelled_first=spelled_first,
-        spelled_last=spelled_last,
-    )
+def profile(person: Person) -> Profile:
+    """``Profile`` of a person, memoised (queries are compared with many candidates)."""
+    return Profile(person)
+
+
+_profile = profile
 
 
 def _spelled_words(email: str | None, slug: str | None) -> list[list[str]]:
@@ -1304,8 +1334,14 @@ def match(
     """Whether ``candidate`` is the person ``query`` describes, and how sure; None when
     nothing shows it. Callers compare the confidence with their threshold.
     ``dominant_domains``: for company names several companies bear, the domain most people
-    of the name work at (see ``_company_penalty``)."""
-    q, c = _profile(query), _profile(candidate)
+    of that name work at (see ``_company_penalty``)."""
+    return match_profiles(profile(query), profile(candidate), dominant_domains=dominant_domains)
+
+
+def match_profiles(
+    q: Profile, c: Profile, *, dominant_domains: Mapping[str, str] = _NO_DOMAINS
+) -> Match | None:
+    """``match`` of a query's and a candidate's profiles."""
     same_email = q.email is not None and q.email == c.email
     same_profile = q.linkedin is not None and q.linkedin == c.linkedin
     other_email = q.email is not None and c.email is not None and not same_email
@@ -1330,15 +1366,21 @@ def match(
         if q.email.rsplit("@", 1)[1] == c.email.rsplit("@", 1)[1]:
             return None
         other_address = OTHER_ADDRESS
-    if not (q.has_company and c.has_company):
-        return None
+    # The names first: most candidates found by name and company key differ by first name,
+    # and telling so needs none of the company's forms.
     first = _name_penalty(q, c, first=True)
     last = _name_penalty(q, c, first=False)
-    if first is None and last == 0.0 and _same_company_identifier(q, c):
-        first = SHORT_NAME_SLIP if _short_slip(q.first[0], c.first[0]) else None
-    elif last is None and first == 0.0 and _same_company_identifier(q, c):
-        last = SHORT_NAME_SLIP if _short_slip("".join(q.last), "".join(c.last)) else None
+    # A keyboard slip in a short name, where the other name is exact and the company page
+    # or domain the same (a record without a first name has none to slip in).
+    if first is None and last == 0.0:
+        slip = bool(q.first and c.first) and _short_slip(q.first[0], c.first[0])
+        first = SHORT_NAME_SLIP if slip and _same_company_identifier(q, c) else None
+    elif last is None and first == 0.0:
+        slip = _short_slip("".join(q.last), "".join(c.last))
+        last = SHORT_NAME_SLIP if slip and _same_company_identifier(q, c) else None
     if first is None or last is None:
+        return None
+    if not (q.has_company and c.has_company):
         return None
     company = _company_penalty(q, c, dominant_domains)
     if company is None:

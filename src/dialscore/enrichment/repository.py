@@ -92,6 +92,11 @@ class _Sql:
         params = [v for each in values for v in (*fixed, *each)]
         return "(" + " OR ".join([one] * len(values)) + ")", params
 
+    def in_list(self, column: str, values: Sequence[str]) -> tuple[str, list[str | None]]:
+        """A condition that holds for a row whose ``column`` is one of ``values``: an IN
+        list, which both databases search an index for and prepare faster than an OR."""
+        return f"{column} IN ({', '.join([self.mark] * len(values))})", list(values)
+
     async def rows(self, sql: str, params: Sequence[str | None]) -> list[Row[Any]]:
         connection = await self.session.connection()
         return list((await connection.exec_driver_sql(sql, tuple(params))).all())
@@ -204,8 +209,8 @@ async def dominant_domains(session: AsyncSession, names: Iterable[str]) -> dict[
     with the domain most of its people work at (``directory_company_domains``)."""
     sql = _Sql(session)
     found: dict[str, str] = {}
-    for chunk in _chunks(sorted({(name,) for name in names})):
-        condition, params = sql.any_of("directory_company_domains.name_key = ?", chunk)
+    for chunk in _chunks(sorted(set(names))):
+        condition, params = sql.in_list("name_key", chunk)
         statement = f"SELECT name_key, domain FROM directory_company_domains WHERE {condition}"
         found.update((row.name_key, row.domain) for row in await sql.rows(statement, params))
     return found
@@ -218,8 +223,8 @@ async def company_pages(
     pages show (``directory_company_pages``)."""
     sql = _Sql(session)
     found: dict[str, tuple[str | None, str | None]] = {}
-    for chunk in _chunks(sorted({(page,) for page in pages})):
-        condition, params = sql.any_of("directory_company_pages.page = ?", chunk)
+    for chunk in _chunks(sorted(set(pages))):
+        condition, params = sql.in_list("page", chunk)
         statement = f"SELECT page, name_key, domain FROM directory_company_pages WHERE {condition}"
         found.update(
             (row.page, (row.name_key, row.domain)) for row in await sql.rows(statement, params)

@@ -23,12 +23,14 @@ from dialscore.enrichment.matching import (
     Keys,
     Match,
     Person,
+    Profile,
     best_of,
     company_name_key,
     lookup_keys,
-    match,
+    match_profiles,
     page_only,
     person_from_fields,
+    profile,
     with_company_of_page,
 )
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
@@ -55,8 +57,8 @@ class _Candidate:
     """A stored record (a plain row) found by its keys; read into a person, and its numbers,
     only when a query is compared with it."""
 
-    __slots__ = ("_person", "_phones", "company", "email", "initial", "last_name", "linkedin",
-                 "record_id", "row")  # fmt: skip
+    __slots__ = ("_person", "_phones", "_profile", "company", "email", "initial", "last_name",
+                 "linkedin", "record_id", "row")  # fmt: skip
     record_id: str
     email: str | None
     linkedin: str | None
@@ -69,6 +71,7 @@ class _Candidate:
         self.row = row
         self._person: Person | None = None
         self._phones: tuple[FoundPhone, ...] | None = None
+        self._profile: Profile | None = None
         (self.record_id, self.email, self.linkedin, self.company, self.initial,
          self.last_name) = row[:_KEYS]  # fmt: skip
 
@@ -77,6 +80,13 @@ class _Candidate:
         if self._person is None:
             self._person = self._read_person()
         return self._person
+
+    @property
+    def profile(self) -> Profile:
+        """The person's normal forms, made once for every query of the batch that finds it."""
+        if self._profile is None:
+            self._profile = Profile(self.person)
+        return self._profile
 
     @property
     def phones(self) -> tuple[FoundPhone, ...]:
@@ -224,7 +234,8 @@ class _KeyedSource:
         first = requests[members[0]]
         pool = _Pool(await self._candidates(session, first, [keys[i] for i in members], False))
         found = {i: pool.found(keys[i], typo=False) for i in members}
-        dominant = await self._dominant(session, queries, found.values())
+        names: dict[str, str | None] = {}
+        dominant = await self._dominant(session, queries, found.values(), names)
         # Each query's matches by record: a contact still unmatched is compared again with
         # its first candidates and those of the typo round.
         memos: dict[int, dict[str, Match | None]] = {i: {} for i in members}
@@ -241,7 +252,7 @@ class _KeyedSource:
             found[i] = found[i] + [
                 c for c in more.found(keys[i], typo=True) if c.record_id not in known
             ]
-        dominant = await self._dominant(session, queries, [found[i] for i in unmatched])
+        dominant = await self._dominant(session, queries, [found[i] for i in unmatched], names)
         for i in unmatched:
             results[i] = self._best(requests[i], queries[i], keys[i], found[i], dominant, memos[i])
 
@@ -250,10 +261,17 @@ class _KeyedSource:
         session: AsyncSession,
         queries: Sequence[Person],
         found: Iterable[Sequence[_Candidate]],
+        known: dict[str, str | None],
     ) -> dict[str, str]:
+        """The dominant domains of the queries' and candidates' company names, asking the
+        directory only for names not in ``known`` (name → its domain, None for a name one
+        company bears), which it adds to; names beyond these change no match."""
         names = {company_name_key(query.company) for query in queries}
         names.update(c.company_name for group in found for c in group)
-        return await repo.dominant_domains(session, (name for name in names if name))
+        asked = [name for name in names if name and name not in known]
+        dominant = await repo.dominant_domains(session, asked)
+        known.update((name, dominant.get(name)) for name in asked)
+        return {name: domain for name, domain in known.items() if domain is not None}
 
     def _best(
         self,
@@ -268,10 +286,11 @@ class _KeyedSource:
         ``memo``: the query's matches so far, by record (the same for any ``dominant`` that
         knows the query's and the record's company names)."""
         usable = [c for c in candidates if c.has_phones and c.record_id != request.contact_id]
+        query_profile = profile(query)
         matches = []
         for c in usable:
             if c.record_id not in memo:
-                memo[c.record_id] = _match(query, keys, c, dominant)
+                memo[c.record_id] = _match(query_profile, keys, c, dominant)
             matches.append(memo[c.record_id])
         found = best_of(matches, min_confidence=self.min_confidence)
         if found is None:
@@ -312,9 +331,9 @@ class DirectorySource(_KeyedSource):
 
 
 def _match(
-    query: Person, keys: Keys, candidate: _Candidate, dominant: Mapping[str, str]
+    query: Profile, keys: Keys, candidate: _Candidate, dominant: Mapping[str, str]
 ) -> Match | None:
-    """``match``, first ruling out by the stored keys alone (the email and profile keys are
+    """``match_profiles``, first ruling out by the stored keys alone (the email and profile keys are
     the matcher's own normal forms) a record with another LinkedIn profile, or another
     address at the query's mail domain, that shares neither identifier: two people, as
     ``match`` rules."""
@@ -329,7 +348,7 @@ def _match(
             and keys.email.rsplit("@", 1)[1] == candidate.email.rsplit("@", 1)[1]
         ):
             return None
-    return match(query, candidate.person, dominant_domains=dominant)
+    return match_profiles(query, candidate.profile, dominant_domains=dominant)
 
 
 async def _with_companies_of_pages(session: AsyncSession, queries: list[Person]) -> list[Person]:
