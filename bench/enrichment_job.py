@@ -38,8 +38,8 @@ from dialscore.enrichment.directory import import_directory
 from dialscore.enrichment.sources import DirectorySource, HistorySource
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.jobs import service as jobs
-from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.clock import utcnow
+from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import Contact, Job, OutboxMessage
