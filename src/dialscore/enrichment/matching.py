@@ -800,7 +800,7 @@ def company_keys(person: Person) -> frozenset[str]:
     company domain (website or work email; also without a prefix or suffix companies add to
     their domains: getacme.com may be stored as "Acme") and its company page's vanity
     name."""
-    p = _profile(person)
+    p = profile(person)
     labels = [_domain_label(d) for d in p.domains]
     forms: list[str | None] = [*labels, *map(_bare_label, labels)]
     if p.company_name:
@@ -918,7 +918,7 @@ def _company_page(page_url: str | None, website: str | None) -> str | None:
 def page_only(person: Person) -> str | None:
     """The company page of a person whose company is known by its LinkedIn page alone (no
     company name, website or work address), else None."""
-    p = _profile(person)
+    p = profile(person)
     return p.company_page if not p.company_name and not p.domains else None
 
 
@@ -942,7 +942,7 @@ def dominant_domains(counts: Iterable[tuple[str, str, int]]) -> dict[str, str]:
 
 
 def lookup_keys(person: Person) -> Keys:
-    p = _profile(person)
+    p = profile(person)
     initials: set[str] = set()
     if p.first:
         initials.add(p.first[0][0])
@@ -956,6 +956,10 @@ def lookup_keys(person: Person) -> Keys:
         company_name=p.company_name,
         domains=p.domains,
     )
+
+
+# Names a record's email address or profile spells, each with what reading it costs.
+_Spelled = tuple[tuple[str, float], ...]
 
 
 class Profile:
@@ -1016,18 +1020,10 @@ class Profile:
         return bool(self.company_name or self.domains or self.company_page)
 
 
-_Spelled = tuple[tuple[str, float], ...]
-# The old private name, which the rest of this module uses.
-_Profile = Profile
-
-
 @lru_cache(maxsize=65_536)
 def profile(person: Person) -> Profile:
     """``Profile`` of a person, memoised (queries are compared with many candidates)."""
     return Profile(person)
-
-
-_profile = profile
 
 
 def _spelled_words(email: str | None, slug: str | None) -> list[list[str]]:
@@ -1116,7 +1112,7 @@ def _spelled_names(
     return tuple(sorted(firsts.items())), tuple(sorted(lasts.items()))
 
 
-def _name_penalty(q: _Profile, c: _Profile, *, first: bool) -> float | None:
+def _name_penalty(q: Profile, c: Profile, *, first: bool) -> float | None:
     """How much less than certain two records' first (or last) names agree, reading each
     record's name as its email address or profile spells it where they differ by a typo."""
     compare = first_name_penalty if first else last_name_penalty
@@ -1139,7 +1135,7 @@ def _name_penalty(q: _Profile, c: _Profile, *, first: bool) -> float | None:
     return best
 
 
-def _company_forms(p: _Profile, *, bare: bool = False) -> set[str]:
+def _company_forms(p: Profile, *, bare: bool = False) -> set[str]:
     """The spellings of a record's company that can be compared across kinds: its name
     without spaces, its domains' names ("acme" for "acme.co.uk"), its page's vanity name.
     ``bare``: also each without what companies add to their name: descriptive words ("Acme
@@ -1156,7 +1152,7 @@ def _company_forms(p: _Profile, *, bare: bool = False) -> set[str]:
     return {f for f in forms if len(f) >= 3}
 
 
-def _same_company_form(q: _Profile, c: _Profile) -> bool:
+def _same_company_form(q: Profile, c: Profile) -> bool:
     """Whether one record's company spells the other's without what companies add to their
     name ("Acme", acmegroup.com; but not "Acme Systems", "Acme Software", which drop
     different words)."""
@@ -1176,7 +1172,7 @@ def _without_descriptors(words: Sequence[str], bare: bool) -> tuple[str, ...]:
 
 
 def _company_penalty(
-    q: _Profile, c: _Profile, dominant_domains: Mapping[str, str] = _NO_DOMAINS
+    q: Profile, c: Profile, dominant_domains: Mapping[str, str] = _NO_DOMAINS
 ) -> float | None:
     """How much less than certain the two records' companies are the same one; None when
     nothing shows they are. The same page or domain is sure; so is the same name; a near
@@ -1223,7 +1219,7 @@ def _company_penalty(
     return None if named is None else penalty + named
 
 
-def _same_company_identifier(q: _Profile, c: _Profile) -> bool:
+def _same_company_identifier(q: Profile, c: Profile) -> bool:
     """Whether two records show the same company page or a shared company domain."""
     if q.company_page and q.company_page == c.company_page:
         return True
@@ -1268,7 +1264,7 @@ def _short_slip(a: str, b: str) -> bool:
     )
 
 
-def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
+def _minor_namesake(p: Profile, dominant_domains: Mapping[str, str]) -> bool:
     """Whether the record's company bears a name that several companies bear, and is not the
     one most people of that name work at."""
     dominant = dominant_domains.get(p.company_name) if p.company_name else None
@@ -1279,9 +1275,7 @@ def _minor_namesake(p: _Profile, dominant_domains: Mapping[str, str]) -> bool:
     )
 
 
-def _names_own_company(
-    other: _Profile, minor: _Profile, dominant_domains: Mapping[str, str]
-) -> bool:
+def _names_own_company(other: Profile, minor: Profile, dominant_domains: Mapping[str, str]) -> bool:
     """Whether ``other`` names the company of ``minor`` (a record at a minor company of a
     shared name) by more than the shared name: its name, domain or page spells the minor
     company's own domain or page name ("Rural Dental" for "Rural" at ruraldental.com), and
@@ -1311,7 +1305,7 @@ def _compatible(a: Sequence[str], b: Sequence[str], *, first: bool) -> bool:
     return OSA.distance(x, y, score_cutoff=2) <= (1 if min(len(x), len(y)) < 6 else 2)
 
 
-def _identifier_confidence(base: float, q: _Profile, c: _Profile) -> float:
+def _identifier_confidence(base: float, q: Profile, c: Profile) -> float:
     """An email or profile match, weakened when both records name the person differently."""
     first = _compatible(q.first, c.first, first=True) or (
         _name_penalty(q, c, first=True) is not None

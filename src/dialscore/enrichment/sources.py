@@ -333,10 +333,10 @@ class DirectorySource(_KeyedSource):
 def _match(
     query: Profile, keys: Keys, candidate: _Candidate, dominant: Mapping[str, str]
 ) -> Match | None:
-    """``match_profiles``, first ruling out by the stored keys alone (the email and profile keys are
-    the matcher's own normal forms) a record with another LinkedIn profile, or another
-    address at the query's mail domain, that shares neither identifier: two people, as
-    ``match`` rules."""
+    """``match_profiles``, after ruling out by the stored keys alone (the matcher's own
+    normal forms of email and profile) a record that shares neither identifier with the
+    query and has another LinkedIn profile, or another address at its mail domain: two
+    people, as ``match`` rules."""
     if not (keys.email and keys.email == candidate.email) and not (
         keys.linkedin and keys.linkedin == candidate.linkedin
     ):
