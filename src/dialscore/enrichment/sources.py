@@ -241,7 +241,7 @@ class _KeyedSource:
         memos: dict[int, dict[str, Match | None]] = {i: {} for i in members}
         unmatched = []
         for i in members:
-            results[i] = self._best(requests[i], queries[i], keys[i], found[i], dominant, memos[i])
+            results[i] = self._best(requests[i], queries[i], found[i], dominant, memos[i])
             if results[i] is None and repo.typo_triples(keys[i]):
                 unmatched.append(i)
         if not unmatched:
@@ -254,7 +254,7 @@ class _KeyedSource:
             ]
         dominant = await self._dominant(session, queries, [found[i] for i in unmatched], names)
         for i in unmatched:
-            results[i] = self._best(requests[i], queries[i], keys[i], found[i], dominant, memos[i])
+            results[i] = self._best(requests[i], queries[i], found[i], dominant, memos[i])
 
     async def _dominant(
         self,
@@ -277,7 +277,6 @@ class _KeyedSource:
         self,
         request: EnrichmentRequest,
         query: Person,
-        keys: Keys,
         candidates: Sequence[_Candidate],
         dominant: Mapping[str, str],
         memo: dict[str, Match | None],
@@ -290,7 +289,9 @@ class _KeyedSource:
         matches = []
         for c in usable:
             if c.record_id not in memo:
-                memo[c.record_id] = _match(query_profile, keys, c, dominant)
+                memo[c.record_id] = match_profiles(
+                    query_profile, c.profile, dominant_domains=dominant
+                )
             matches.append(memo[c.record_id])
         found = best_of(matches, min_confidence=self.min_confidence)
         if found is None:
@@ -328,27 +329,6 @@ class DirectorySource(_KeyedSource):
     ) -> list[_Candidate]:
         rows = await repo.directory_rows(session, batch, typo=typo)
         return [_DirectoryCandidate(row) for row in rows]
-
-
-def _match(
-    query: Profile, keys: Keys, candidate: _Candidate, dominant: Mapping[str, str]
-) -> Match | None:
-    """``match_profiles``, after ruling out by the stored keys alone (the matcher's own
-    normal forms of email and profile) a record that shares neither identifier with the
-    query and has another LinkedIn profile, or another address at its mail domain: two
-    people, as ``match`` rules."""
-    if not (keys.email and keys.email == candidate.email) and not (
-        keys.linkedin and keys.linkedin == candidate.linkedin
-    ):
-        if keys.linkedin and candidate.linkedin:
-            return None
-        if (
-            keys.email
-            and candidate.email
-            and keys.email.rsplit("@", 1)[1] == candidate.email.rsplit("@", 1)[1]
-        ):
-            return None
-    return match_profiles(query, candidate.profile, dominant_domains=dominant)
 
 
 async def _with_companies_of_pages(session: AsyncSession, queries: list[Person]) -> list[Person]:

@@ -305,7 +305,7 @@ async def process_job(
     # on the database (or a provider) overlap with scoring's.
     upcoming = _enriching(job, batch, sources, collect_all)
     try:
-        while batch and upcoming is not None:
+        while upcoming is not None:  # None once there is no batch
             found = await upcoming
             async with db.read() as session:
                 following = await repo.pending_contacts(
