@@ -99,6 +99,42 @@ def test_the_nanp_shortcut_agrees_with_libphonenumber() -> None:
     assert not all(directory._nanp_valid(n) for n in numbers)
 
 
+def test_the_shortcuts_give_what_the_general_parser_gives() -> None:
+    """Numbers in every country code, of every length, with and without national prefixes
+    and separators: the shortcuts' answer is the general parser's, number by number."""
+    rng = random.Random(11)
+    codes = sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)
+    texts = []
+    # Each region's example numbers, their last digits changed.
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        for kind in range(11):
+            example = phonenumbers.example_number_for_type(region, kind)
+            if example is not None:
+                nsn = phonenumbers.national_significant_number(example)
+                for _ in range(4):
+                    tail = "".join(rng.choice("0123456789") for _ in nsn[-4:])
+                    texts.append(f"+{example.country_code} {nsn[:-4]} {tail}")
+    for _ in range(20_000):
+        code = rng.choice(codes)
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 18)))
+        if rng.random() < 0.5:
+            digits = rng.choice("23456789") + digits[1:]
+        elif rng.random() < 0.3:
+            digits = "0" + digits
+        text = f"+{code}{digits}"
+        if rng.random() < 0.5:
+            text = f"+{code} " + " ".join(digits[i : i + 3] for i in range(0, len(digits), 3))
+        texts.append(rng.choice((text, text.replace(" ", "-"), f"({text[:3]}) {text[3:]}")))
+    texts += ["+44\t20 7946 0000", "415\t555\t2671", "415\u00a0555\u00a02671", "+0 12", "+44 20"]
+    general = directory._parsed_e164.__wrapped__
+    assert [t for t in texts if directory.phone_e164(t) != general(t)] == []
+    valid = [t for t in texts if directory.phone_e164(t)[0] is not None]
+    shortcut = [
+        t for t in valid if directory._international(t.encode().translate(None, b" -()")[1:])
+    ]
+    assert len(valid) > 3000 and len(shortcut) > 2000
+
+
 # -- blocks -----------------------------------------------------------------------------------
 
 QUOTED = (
@@ -307,6 +343,76 @@ def test_an_import_builds_the_indexes_an_import_stopped_midway_left_unbuilt(
     report = directory.import_directory(url, path)
     assert (report.imported, report.unchanged) == (0, 20)
     assert lookup_indexes(url) == LOOKUP_INDEXES
+
+
+COMPANIES_CSV = (
+    "id,firstName,lastName,email,company,website,companyLinkedInUrl\n"
+    # Summit: two people at each of two domains (the first in order wins), one at a third.
+    "s1,A,A,,Summit,summit.io,\ns2,B,B,,Summit,summit.io,\n"
+    "s3,C,C,,Summit,summit.com,\ns4,D,D,,Summit,summit.com,\ns5,E,E,,Summit,summit.net,\n"
+    # Acme: one domain only.
+    "a1,F,F,,Acme,acme.com,\n"
+    # A page shown with a name alone and with a domain alone, as often: the name first.
+    "g1,G,G,,Globex,,linkedin.com/company/globex\n"
+    "g2,H,H,h@globex.com,,,linkedin.com/company/globex\n"
+    # A page most of whose people show a name and a domain.
+    "i1,I,I,,Initech,initech.com,linkedin.com/company/initech\n"
+    "i2,J,J,,Initech,initech.com,linkedin.com/company/initech\n"
+    "i3,K,K,,Initech,,linkedin.com/company/initech\n"
+    # A page alone, with nothing to tell its company by.
+    "p1,L,L,l@gmail.com,,,linkedin.com/company/hooli\n"
+)
+COMPANY_TABLES = (
+    [("summit", "summit.com", 2)],
+    [("globex", "globex", None, 1), ("initech", "initech", "initech.com", 2)],
+)
+
+
+def company_tables(url: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    return (
+        rows_of(url, "SELECT name_key, domain, people FROM directory_company_domains ORDER BY 1"),
+        rows_of(
+            url,
+            "SELECT page, name_key, domain, people FROM directory_company_pages ORDER BY 1",
+        ),
+    )
+
+
+def test_the_company_tables_counted_as_parsed_or_in_the_table(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "companies.csv"
+    path.write_text(COMPANIES_CSV)
+    # Into an empty directory: on SQLite, from the companies counted while parsing (the
+    # table is not counted).
+    with monkeypatch.context() as patch:
+        if database_url.startswith("sqlite"):
+            patch.setattr(directory, "COMPANY_TABLES_SQL", ("SELECT not_counted",))
+        directory.import_directory(database_url, path)
+    assert company_tables(database_url) == COMPANY_TABLES
+    # Into one with these people: counted in the table.
+    report = directory.import_directory(database_url, path)
+    assert report.unchanged == 12
+    assert company_tables(database_url) == COMPANY_TABLES
+    parsed = directory.parse_block("csv", None, 1, path.read_bytes(), True)
+    assert directory.company_table_rows(parsed.companies) == COMPANY_TABLES
+
+
+@pytest.mark.parametrize("batch_rows", [4, 50_000])
+def test_a_record_given_again_has_its_company_counted_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_rows: int
+) -> None:
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "companies.csv"
+    # The last Summit person again, now at summit.io: Summit's domains are three to two;
+    # and an Initech person again, the same.
+    path.write_text(
+        COMPANIES_CSV + "s5,E,E,,Summit,summit.io,\ni3,K,K,,Initech,,linkedin.com/company/initech\n"
+    )
+    monkeypatch.setattr(directory, "COMPANY_TABLES_SQL", ("SELECT not_counted",))
+    report = directory.import_directory(url, path, batch_rows=batch_rows)
+    assert (report.imported, report.updated, report.unchanged) == (12, 1, 1)
+    assert company_tables(url) == ([("summit", "summit.io", 3)], COMPANY_TABLES[1])
 
 
 # -- the command, on SQLite and PostgreSQL -----------------------------------------------------

@@ -45,6 +45,7 @@ import marshal
 import multiprocessing
 import os
 import re
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -52,7 +53,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -62,6 +63,7 @@ from dialscore.enrichment.matching import (
     company_domain,
     company_linkedin_slug,
     company_name_key,
+    dominant_domains,
     name_tokens,
     record_key_values,
 )
@@ -130,7 +132,8 @@ _KNOWN_KEYS = frozenset(alias for aliases in _FIELD_NAMES.values() for alias in 
 _TYPED_PHONES = {"mobilephone": "mobile", "directphone": "direct", "hqphone": "hq"}
 _PHONE_SLOT = re.compile(r"phone(\d*)")
 _PHONE_KEY = re.compile(r"phones|phone\d*(?:type)?|mobilephone|directphone|hqphone")
-_PHONE_SEPARATORS = str.maketrans("", "", " -.()/\t\u00a0")
+# What libphonenumber reads as punctuation in a number, of what directories write (not tabs).
+_PHONE_SEPARATORS = b" -.()/"
 # A record appended to a CSV block: read back as a record of its own, it shows that the block
 # ended outside quotes (else it was swallowed by a quoted field the block cut through).
 _SENTINEL = "\ue000dialscore-block-end\ue000"
@@ -258,32 +261,96 @@ def _nanp_prefix_valid(prefix: str) -> bool:
     return bool(phonenumbers.is_valid_number(number))
 
 
+# The validity of numbers by their first four digits, in the area codes (most) where these
+# decide it.
+_NANP_BY_FOUR: dict[str, bool] = {}
+
+
 def _nanp_valid(national: str) -> bool:
+    valid = _NANP_BY_FOUR.get(national[:4])
+    if valid is not None:
+        return valid
     digits = nanp_decisive_digits().get(national[:3], 10)
     if digits > MAX_MEMO_DIGITS:
         number = phonenumbers.PhoneNumber(country_code=1, national_number=int(national))
         return bool(phonenumbers.is_valid_number(number))
-    return _nanp_prefix_valid(national[: max(digits, 3)])
+    valid = _nanp_prefix_valid(national[: max(digits, 3)])
+    if digits <= 4:
+        _NANP_BY_FOUR[national[:4]] = valid
+    return valid
 
 
 def phone_e164(text: str) -> tuple[str | None, str]:
     """The E.164 form of a directory phone (a number without ``+`` is read as a US number),
     else None and why. Plain NANP forms (``4155552671``, ``(415) 555-2671``, ``1-415-…``,
-    ``+1 415 …``) skip the general parser: the same result, several times faster."""
-    digits = text.translate(_PHONE_SEPARATORS)
-    national = None
-    if digits.isascii() and digits.lstrip("+").isdigit():
-        if len(digits) == 10 and digits[0] != "+":
-            national = digits
-        elif len(digits) == 11 and digits[0] == "1":
-            national = digits[1:]
-        elif len(digits) == 12 and digits.startswith("+1"):
+    ``+1 415 …``) and ``+`` forms of other countries' numbers skip the general parser: the
+    same result, several times faster."""
+    plain = text if text.isascii() else text.replace("\u00a0", " ")
+    if plain.isascii() and len(plain) <= MAX_PHONE_TEXT:
+        digits = plain.encode().translate(None, _PHONE_SEPARATORS)
+        size = len(digits)
+        national = None
+        if digits[:2] == b"+1" and size == 12:
             national = digits[2:]
-    if national is not None and national[0] > "1":
-        if _nanp_valid(national):
-            return "+1" + national, ""
-        return None, "not a valid phone number"
+        elif digits[:1] == b"+":
+            found = _international(digits[1:])
+            if found is not None:
+                return found
+        elif size == 10:
+            national = digits
+        elif size == 11 and digits[0] == _ONE:
+            national = digits[1:]
+        if national is not None and national.isdigit() and national[0] > _ONE:
+            number = national.decode()
+            if _nanp_valid(number):
+                return "+1" + number, ""
+            return None, "not a valid phone number"
     return _parsed_e164(text)
+
+
+_ONE = ord("1")
+# libphonenumber's longest text and national significant number.
+MAX_PHONE_TEXT = 250
+MAX_NATIONAL_DIGITS = 17
+
+
+@cache
+def _country_metadata(code: int) -> phonenumbers.PhoneMetadata | None:
+    region = phonenumbers.region_code_for_country_code(code)
+    return phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
+
+
+@cache
+def _national_prefix(code: int) -> re.Pattern[str] | None:
+    metadata = _country_metadata(code)
+    pattern = metadata.national_prefix_for_parsing if metadata is not None else None
+    return re.compile(pattern) if pattern else None
+
+
+def _international(digits: bytes) -> tuple[str | None, str] | None:
+    """``phone_e164`` of a number outside +1 written as ``+`` and digits (``digits`` after
+    the ``+``): the number libphonenumber's parser makes of it, made here (its country code
+    the first one to three digits that are one; no national prefix follows, which the parser
+    would strip), checked by its validation. None where this cannot say."""
+    if not digits.isdigit() or digits[:1] == b"0":
+        return None
+    text = digits.decode()
+    for size in (1, 2, 3):
+        code = int(text[:size])
+        if code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE:
+            break
+    else:
+        return None
+    national = text[size:]
+    if code == 1 or not 3 <= len(national) <= MAX_NATIONAL_DIGITS or national[0] == "0":
+        return None
+    prefix = _national_prefix(code)
+    if _country_metadata(code) is None or (prefix is not None and prefix.match(national)):
+        return None
+    number = phonenumbers.PhoneNumber(country_code=code, national_number=int(national))
+    if not phonenumbers.is_valid_number(number):
+        return None, "not a valid phone number"
+    return "+" + text, ""
 
 
 # What a directory writes where no number is known ("n/a", "000-000-0000") repeats.
@@ -420,12 +487,54 @@ COMPANY_PAGES_SQL = (
     "SELECT page, name_key, domain, people FROM (SELECT company_page AS page, "
     "company_name_key AS name_key, company_domain AS domain, count(*) AS people, "
     "row_number() OVER (PARTITION BY company_page ORDER BY count(*) DESC, "
-    "company_name_key, company_domain) AS rank FROM directory_people "
+    "company_name_key NULLS LAST, company_domain NULLS LAST) AS rank FROM directory_people "
     "WHERE company_page IS NOT NULL AND "
     "(company_name_key IS NOT NULL OR company_domain IS NOT NULL) "
     "GROUP BY company_page, company_name_key, company_domain) AS counted WHERE rank = 1",
 )
 COMPANY_TABLES_SQL = COMPANY_DOMAINS_SQL + COMPANY_PAGES_SQL
+
+# How many rows show each (company name key, company domain, company page): the rows' last
+# three columns, counted as they are parsed.
+CompanyCounts = dict[tuple[str | None, ...], int]
+# An import counts at most this many of them (a few hundred bytes each); past it, the
+# company tables are counted in the database.
+MAX_COMPANY_COUNTS = 1 << 21
+
+
+def _tally_companies(rows: Sequence[Row], counts: CompanyCounts) -> None:
+    for row in rows:
+        key = row[-3:]
+        counts[key] = counts.get(key, 0) + 1
+
+
+def _known_first(value: str | None) -> tuple[bool, str]:
+    # In the order of ORDER BY value NULLS LAST.
+    return value is None, value or ""
+
+
+def company_table_rows(
+    counts: CompanyCounts,
+) -> tuple[list[tuple[str, str, int]], list[tuple[str, str | None, str | None, int]]]:
+    """The rows COMPANY_TABLES_SQL writes into ``directory_company_domains`` and
+    ``directory_company_pages`` for a directory whose rows show these counts."""
+    pairs: dict[tuple[str, str], int] = {}
+    best: dict[str, tuple[int, tuple[bool, str], tuple[bool, str], str | None, str | None]] = {}
+    for (name, domain, page), people in counts.items():
+        if not people:
+            continue
+        if name is not None and domain is not None:
+            pairs[name, domain] = pairs.get((name, domain), 0) + people
+        if page is not None and (name is not None or domain is not None):
+            entry = (-people, _known_first(name), _known_first(domain), name, domain)
+            if page not in best or entry < best[page]:
+                best[page] = entry
+    domains = [
+        (name, domain, pairs[name, domain])
+        for name, domain in dominant_domains((n, d, c) for (n, d), c in pairs.items()).items()
+    ]
+    pages = [(page, name, domain, -people) for page, (people, _, _, name, domain) in best.items()]
+    return domains, pages
 
 
 # -- blocks of lines --------------------------------------------------------------------------
@@ -504,6 +613,7 @@ class BlockResult:
     # The rows packed with marshal, as a worker process hands them back (for tuples of
     # strings, 1.7 µs a row to pack and unpack against pickle's 2.8).
     packed: bytes | None = None
+    companies: CompanyCounts = field(default_factory=dict)
 
     def unpacked(self) -> list[Row]:
         if self.packed is None:
@@ -539,8 +649,11 @@ def parse_block(
     if first_line == 1:
         text = text.removeprefix("\ufeff")
     if kind == "jsonl":
-        return BlockResult(_jsonl_block(text, first_line, counts), counts, None)
-    return _csv_block(text, first_line, layout, counts, final)
+        result = BlockResult(_jsonl_block(text, first_line, counts), counts, None)
+    else:
+        result = _csv_block(text, first_line, layout, counts, final)
+    _tally_companies(result.rows, result.companies)
+    return result
 
 
 class _Lines:
@@ -795,13 +908,16 @@ class _BlockParser:
                 # parsed here.
                 ready = pool.submit(_ready)
             for block in self.blocks:
-                if pool is None or not ready or not ready.done() or self.layout is None:
+                # A CSV file's blocks need its header, which the first one parsed here finds.
+                known = self.kind != "csv" or self.layout is not None
+                if pool is None or not ready or not ready.done() or not known:
                     self.pending.append((block, None))
                 else:
                     args = (self.kind, self.layout, block.first_line, block.data, block.final)
                     self.pending.append((block, pool.submit(parse_packed, *args)))
-                # Enough blocks in flight to keep the workers busy while a batch is written.
-                if len(self.pending) >= (IN_FLIGHT_BLOCKS if pool else 1):
+                # Enough blocks in flight to keep the workers busy while a batch is written;
+                # one to parse here is parsed at once.
+                if len(self.pending) >= IN_FLIGHT_BLOCKS or self.pending[0][1] is None:
                     yield self._settle()
             while self.pending:
                 yield self._settle()
@@ -848,6 +964,8 @@ class _Writer:
         # The lookup indexes are built after the rows are written.
         self.deferred = deferred
         self.imported = self.updated = self.unchanged = 0
+        # Of a deferred import, the companies of the records that rows given again replaced.
+        self.replaced: CompanyCounts = {}
         updates = ", ".join(f"{c} = excluded.{c}" for c in (*_VALUES, "updated_at"))
         if conn.sqlite is not None:
             # The email and LinkedIn indexes are written at random: a roomy cache for them.
@@ -857,11 +975,12 @@ class _Writer:
                 + ", ".join(f"excluded.{c}" for c in _VALUES) + ")"
             )  # fmt: skip
             # The time is a literal of our own making: nothing to bind for it on every row.
-            self.upsert = (
+            insert = (
                 f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}, updated_at) "
                 f"VALUES ({', '.join('?' for _ in COLUMNS)}, '{_sqlite_timestamp(now)}') "
-                f"ON CONFLICT (id) DO UPDATE SET {updates} WHERE {changed}"
             )
+            self.upsert = f"{insert} ON CONFLICT (id) DO UPDATE SET {updates} WHERE {changed}"
+            self.insert = f"{insert} ON CONFLICT (id) DO NOTHING"
         else:
             assert conn.postgres is not None
             columns = ", ".join(f"{c} {'json' if c == 'phones' else 'text'}" for c in COLUMNS)
@@ -895,11 +1014,14 @@ class _Writer:
                 # A new row takes a rowid above the largest (we hold the write lock), while
                 # an updated one keeps its own: the rows above the old largest are the new.
                 (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
-                changed = lite.executemany(self.upsert, rows).rowcount
-                (added,) = lite.execute(
-                    f"SELECT count(*) FROM {TABLE} WHERE rowid > ?", (top,)
-                ).fetchone()
-            updated = changed - added
+                if self.deferred:
+                    added, updated = self._write_new(lite, rows, top)
+                else:
+                    changed = lite.executemany(self.upsert, rows).rowcount
+                    (added,) = lite.execute(
+                        f"SELECT count(*) FROM {TABLE} WHERE rowid > ?", (top,)
+                    ).fetchone()
+                    updated = changed - added
         else:
             assert self.conn.postgres is not None
             pg = self.conn.postgres
@@ -915,6 +1037,26 @@ class _Writer:
         self.imported += added
         self.updated += updated
         self.unchanged += len(rows) - added - updated
+
+    def _write_new(self, lite: sqlite3.Connection, rows: list[Row], top: int) -> tuple[int, int]:
+        """Inserts rows into a directory that was empty, then updates the records that rows
+        given again in the file name, noting the companies they had (rare: one query each).
+        Returns (added, updated)."""
+        added: int = lite.executemany(self.insert, rows).rowcount
+        if added == len(rows):
+            return added, 0
+        new = {record_id for (record_id,) in lite.execute(
+            f"SELECT id FROM {TABLE} WHERE rowid > ?", (top,)
+        )}  # fmt: skip
+        again = [row for row in rows if row[0] not in new]
+        for row in again:
+            key = lite.execute(
+                f"SELECT company_name_key, company_domain, company_page FROM {TABLE} WHERE id = ?",
+                (row[0],),
+            ).fetchone()
+            self.replaced[key] = self.replaced.get(key, 0) + 1
+        updated: int = lite.executemany(self.upsert, again).rowcount
+        return added, updated
 
 
 _EMAIL_KEY_AT = COLUMNS.index("email_key")
@@ -960,16 +1102,44 @@ def _lookup_indexes_deferred(conn: _Connection) -> Iterator[bool]:
         yield bool(empty)
     finally:
         if empty:
+            # Sorted in runs of a few MiB, by as many threads as there are cores (up to
+            # four): on two cores, a million rows' indexes took 4.0-4.5 s against 6.4-7.7
+            # in one thread with a large cache.
+            lite.execute(f"PRAGMA threads = {min(4, os.cpu_count() or 1)}")
+            lite.execute("PRAGMA cache_size = -4096")
             with _sqlite_transaction(lite):
                 for _, create in _lookup_indexes():
                     lite.execute(create)
 
 
-def _count_companies(conn: _Connection) -> None:
+def _make_company_tables(conn: _Connection, writer: _Writer, parsed: CompanyCounts | None) -> None:
+    """Makes the company tables: from the companies counted as the rows were parsed when
+    the directory holds those rows alone (an import into an empty one, which no other
+    import wrote to), else by counting the table."""
     if conn.sqlite is not None:
-        with _sqlite_transaction(conn.sqlite):
-            for statement in COMPANY_TABLES_SQL:
-                conn.sqlite.execute(statement)
+        lite = conn.sqlite
+        with _sqlite_transaction(lite):
+            # Rowids number the rows of a table that was empty from 1: none were added but
+            # this import's.
+            (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
+            if parsed is None or top != writer.imported:
+                for statement in COMPANY_TABLES_SQL:
+                    lite.execute(statement)
+                return
+            for key, people in writer.replaced.items():
+                parsed[key] -= people
+            domains, pages = company_table_rows(parsed)
+            lite.execute(COMPANY_DOMAINS_SQL[0])
+            lite.executemany(
+                "INSERT INTO directory_company_domains (name_key, domain, people) VALUES (?, ?, ?)",
+                domains,
+            )
+            lite.execute(COMPANY_PAGES_SQL[0])
+            lite.executemany(
+                "INSERT INTO directory_company_pages (page, name_key, domain, people) "
+                "VALUES (?, ?, ?, ?)",
+                pages,
+            )
     else:
         assert conn.postgres is not None
         with conn.postgres.transaction():
@@ -1004,14 +1174,22 @@ def import_directory(
     ):
         writer = _Writer(conn, datetime.now(UTC), deferred=deferred)
         parser = _BlockParser(handle, kind, block_bytes)
+        # The companies of an import into an empty directory, as its rows are parsed.
+        companies: CompanyCounts | None = {} if deferred else None
 
         def batches() -> Iterator[tuple[list[Row], int]]:
+            nonlocal companies
             batch: dict[str, Row] = {}
             position = 0
             # The first batches are smaller, so that writing starts early.
             limit = max(1, batch_rows // 8)
             for result, position in parser.results(_pool_size(size, workers)):
                 counts.add(result.counts)
+                if companies is not None:
+                    for key, people in result.companies.items():
+                        companies[key] = companies.get(key, 0) + people
+                    if len(companies) > MAX_COMPANY_COUNTS:
+                        companies = None
                 for row in result.unpacked():
                     record_id = row[0]
                     assert record_id is not None
@@ -1032,7 +1210,7 @@ def import_directory(
                 progress("reading", position, size)
         if kind == "csv" and parser.layout is None:
             csv_layout([])  # no header at all: raises, saying what the file needs
-        _count_companies(conn)
+        _make_company_tables(conn, writer, companies)
         if conn.postgres is not None:
             _analyze(conn.postgres, TABLE)
         progress("reading", size, size)
