@@ -717,6 +717,13 @@ def test_record_keys_prefer_the_company_name_and_keep_its_domain() -> None:
             company_linkedin_url=("https://uk.linkedin.com/company/acme-inc/about/"),
         ),
         Person(None, "Lee", "info@getacme.com", "linkedin.com/pub/jane-doe/a7/576/b50"),
+        Person("Ann", "Lee", " Ann.Lee@WWW.Acme.Co.UK "),
+        Person("Ann", "Lee", "ann+crm@acme.com", company="Acme"),
+        Person("Ann", "Lee", "Ann Lee <ann@acme.com>", company="Acme"),
+        Person("Ann", "Lee", "ann@acme.wixsite.com", company="Acme"),
+        Person("Ann", "Lee", "ann@acme", company="Acme"),
+        Person("Ann", "Lee", "SALES@acme.com"),
+        Person("Ann", "Lee", f"{'a' * 250}@acme.com"),
         Person(),
     ],
 )

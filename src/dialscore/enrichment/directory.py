@@ -382,8 +382,8 @@ def _phones_json(
     """The row's valid phones as the table's JSON, ``[{"number": E.164, "type": …}]``, in the
     JSON library's default layout (as SQLAlchemy writes it), each number once."""
     entries: dict[str, str | None] = {}
+    counts.phones += len(phones)
     for raw, kind in phones:
-        counts.phones += 1
         number, reason = phone_e164(raw)
         if number is None:
             counts.reject_phone(line, raw, reason)
@@ -685,6 +685,7 @@ def _csv_block(
     reader = csv.reader(feed)
     rows: list[Row] = []
     clean = final
+    positions, phone_positions = (layout.positions, layout.phones) if layout else ((), ())
     try:
         while feed.at < len(lines):
             line = first_line + feed.at
@@ -707,13 +708,14 @@ def _csv_block(
             if layout is None:
                 counts.skipped += 1
                 layout, counts.ignored_columns = csv_layout(cells)
+                positions, phone_positions = layout.positions, layout.phones
                 continue
             width = layout.width
             if len(cells) <= width:
                 cells += [""] * (width + 1 - len(cells))
-            values = [cells[at].strip() or None for at in layout.positions]
+            values = [cells[at].strip() or None for at in positions]
             phones: list[tuple[str, str | None]] = []
-            for at, fixed, type_at in layout.phones:
+            for at, fixed, type_at in phone_positions:
                 number = cells[at].strip()
                 if number:
                     phones.append((number, fixed or _phone_type(cells[type_at])))

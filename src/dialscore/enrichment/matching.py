@@ -870,23 +870,42 @@ def record_key_values(
     """``record_keys`` of a record's fields (``Person``'s, in its order), as a tuple in
     ``RecordKeys``' order: what the directory import stores for each of a million rows."""
     name, domain, page = _company_identity(company, website, company_linkedin_url)
-    if domain is None and email:
-        domain = company_domain(email)
+    address, mail_domain = _email_key_and_domain(email)
+    if domain is None:
+        domain = mail_domain
     if first_name and first_name.isascii() and first_name.isalpha():
         initial: str | None = first_name[0].lower()  # name_tokens' own shortcut
     else:
         first = name_tokens(first_name)
         initial = first[0][0] if first else None
     return (
-        email_key(email),
+        address,
         linkedin_slug(linkedin_url),
-        last_name_key(last_name),
+        _last_name_key(last_name),
         _stored_company_key(name, domain, page),
         initial,
         name,
         domain,
         page,
     )
+
+
+def _email_key_and_domain(email: str | None) -> tuple[str | None, str | None]:
+    """``email_key`` and ``company_domain`` of an email address, a plain one (most) read
+    once for both."""
+    if email:
+        plain = _PLAIN_EMAIL.fullmatch(email.strip().lower())
+        if plain is not None and plain.group(1) not in ("gmail.com", "googlemail.com"):
+            address = plain.group(0)
+            local = address[: plain.start(1) - 1]
+            key = None if len(address) > MAX_EMAIL or local in ROLE_ADDRESSES else address
+            host = _host(plain.group(1))
+            return key, None if host is None else _company_host(host)
+    return email_key(email), company_domain(email)
+
+
+# A directory names the same last names again and again: the last ones are kept.
+_last_name_key = lru_cache(maxsize=1 << 16)(last_name_key)
 
 
 # A directory names each company again for each of its people: the last ones are kept.
