@@ -497,9 +497,9 @@ COMPANY_TABLES_SQL = COMPANY_DOMAINS_SQL + COMPANY_PAGES_SQL
 # How many rows show each (company name key, company domain, company page): the rows' last
 # three columns, counted as they are parsed.
 CompanyCounts = dict[tuple[str | None, ...], int]
-# An import counts at most this many of them (a few hundred bytes each); past it, the
-# company tables are counted in the database.
-MAX_COMPANY_COUNTS = 1 << 21
+# An import counts at most this many of them (about 350 bytes each; a million rows of the
+# directory bench show 174 000); past it, the company tables are counted in the database.
+MAX_COMPANY_COUNTS = 1 << 20
 
 
 def _tally_companies(rows: Sequence[Row], counts: CompanyCounts) -> None:
