@@ -352,7 +352,7 @@ COMPANIES_CSV = (
     "s3,C,C,,Summit,summit.com,\ns4,D,D,,Summit,summit.com,\ns5,E,E,,Summit,summit.net,\n"
     # Acme: one domain only.
     "a1,F,F,,Acme,acme.com,\n"
-    # A page shown with a name alone and with a domain alone, as often: the name first.
+    # A page shown as often with a name alone as with a domain alone: the name first.
     "g1,G,G,,Globex,,linkedin.com/company/globex\n"
     "g2,H,H,h@globex.com,,,linkedin.com/company/globex\n"
     # A page most of whose people show a name and a domain.
