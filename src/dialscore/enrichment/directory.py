@@ -255,29 +255,34 @@ def nanp_decisive_digits() -> dict[str, int]:
     return depth
 
 
-@lru_cache(maxsize=1 << 16)
-def _nanp_prefix_valid(prefix: str) -> bool:
-    number = phonenumbers.PhoneNumber(country_code=1, national_number=int(prefix.ljust(10, "0")))
+def _nanp_number_valid(national: str) -> bool:
+    number = phonenumbers.PhoneNumber(country_code=1, national_number=int(national))
     return bool(phonenumbers.is_valid_number(number))
 
 
-# The validity of numbers by their first four digits, in the area codes (most) where these
-# decide it.
-_NANP_BY_FOUR: dict[str, bool] = {}
+# Validity by a number's first digits, as many as decide it: four in most area codes, up to
+# MAX_MEMO_DIGITS in the few whose patterns look further (at most 10 000 + 37 000 keys).
+_NANP_BY_PREFIX: dict[str, bool] = {}
 
 
 def _nanp_valid(national: str) -> bool:
-    valid = _NANP_BY_FOUR.get(national[:4])
+    valid = _NANP_BY_PREFIX.get(national[:4])
     if valid is not None:
         return valid
     digits = nanp_decisive_digits().get(national[:3], 10)
     if digits > MAX_MEMO_DIGITS:
-        number = phonenumbers.PhoneNumber(country_code=1, national_number=int(national))
-        return bool(phonenumbers.is_valid_number(number))
-    valid = _nanp_prefix_valid(national[: max(digits, 3)])
-    if digits <= 4:
-        _NANP_BY_FOUR[national[:4]] = valid
+        return _nanp_number_valid(national)
+    prefix = national[: max(digits, 4)]
+    valid = _NANP_BY_PREFIX.get(prefix)
+    if valid is None:
+        valid = _NANP_BY_PREFIX[prefix] = _nanp_number_valid(prefix.ljust(10, "0"))
     return valid
+
+
+_ONE = ord("1")
+# libphonenumber's longest text and national significant number.
+MAX_PHONE_TEXT = 250
+MAX_NATIONAL_DIGITS = 17
 
 
 def phone_e164(text: str) -> tuple[str | None, str]:
@@ -306,12 +311,6 @@ def phone_e164(text: str) -> tuple[str | None, str]:
                 return "+1" + number, ""
             return None, "not a valid phone number"
     return _parsed_e164(text)
-
-
-_ONE = ord("1")
-# libphonenumber's longest text and national significant number.
-MAX_PHONE_TEXT = 250
-MAX_NATIONAL_DIGITS = 17
 
 
 @cache
@@ -508,9 +507,11 @@ def _tally_companies(rows: Sequence[Row], counts: CompanyCounts) -> None:
         counts[key] = counts.get(key, 0) + 1
 
 
-def _known_first(value: str | None) -> tuple[bool, str]:
-    # In the order of ORDER BY value NULLS LAST.
-    return value is None, value or ""
+def _page_rank(entry: tuple[str | None, str | None, int]) -> tuple[object, ...]:
+    """A page's (name key, domain, people) in COMPANY_PAGES_SQL's order: most people first,
+    then by name key and domain, the unknown last."""
+    name, domain, people = entry
+    return -people, name is None, name or "", domain is None, domain or ""
 
 
 def company_table_rows(
@@ -519,21 +520,19 @@ def company_table_rows(
     """The rows COMPANY_TABLES_SQL writes into ``directory_company_domains`` and
     ``directory_company_pages`` for a directory whose rows show these counts."""
     pairs: dict[tuple[str, str], int] = {}
-    best: dict[str, tuple[int, tuple[bool, str], tuple[bool, str], str | None, str | None]] = {}
+    by_page: dict[str, list[tuple[str | None, str | None, int]]] = {}
     for (name, domain, page), people in counts.items():
         if not people:
             continue
         if name is not None and domain is not None:
             pairs[name, domain] = pairs.get((name, domain), 0) + people
         if page is not None and (name is not None or domain is not None):
-            entry = (-people, _known_first(name), _known_first(domain), name, domain)
-            if page not in best or entry < best[page]:
-                best[page] = entry
+            by_page.setdefault(page, []).append((name, domain, people))
     domains = [
         (name, domain, pairs[name, domain])
         for name, domain in dominant_domains((n, d, c) for (n, d), c in pairs.items()).items()
     ]
-    pages = [(page, name, domain, -people) for page, (people, _, _, name, domain) in best.items()]
+    pages = [(page, *min(entries, key=_page_rank)) for page, entries in by_page.items()]
     return domains, pages
 
 
@@ -1042,8 +1041,8 @@ class _Writer:
 
     def _write_new(self, lite: sqlite3.Connection, rows: list[Row], top: int) -> tuple[int, int]:
         """Inserts rows into a directory that was empty, then updates the records that rows
-        given again in the file name, noting the companies they had (rare: one query each).
-        Returns (added, updated)."""
+        given again in the file name, noting the companies they had. Returns (added,
+        updated)."""
         added: int = lite.executemany(self.insert, rows).rowcount
         if added == len(rows):
             return added, 0
@@ -1051,11 +1050,12 @@ class _Writer:
             f"SELECT id FROM {TABLE} WHERE rowid > ?", (top,)
         )}  # fmt: skip
         again = [row for row in rows if row[0] not in new]
-        for row in again:
-            key = lite.execute(
-                f"SELECT company_name_key, company_domain, company_page FROM {TABLE} WHERE id = ?",
-                (row[0],),
-            ).fetchone()
+        replaced = lite.execute(
+            f"SELECT company_name_key, company_domain, company_page FROM {TABLE} "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps([row[0] for row in again]),),
+        )
+        for key in replaced:
             self.replaced[key] = self.replaced.get(key, 0) + 1
         updated: int = lite.executemany(self.upsert, again).rowcount
         return added, updated
