@@ -886,6 +886,18 @@ def _pool_size(size: int, workers: int | None) -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
+def _context() -> multiprocessing.context.BaseContext:
+    """Where the workers come from: forked from a server process that has imported this
+    module (started once, fresh: none of the importing process's threads or connections),
+    so that a worker starts in milliseconds, without importing anything again; spawned
+    where there is no fork."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
 class _BlockParser:
     """Parses a file's blocks in order: in ``workers`` processes (none: here), each CSV block
     once the header is known; a CSV block cut through a quoted field is parsed again joined
@@ -903,10 +915,9 @@ class _BlockParser:
             pool = None
             ready: Future[None] | None = None
             if workers > 0:
-                context = multiprocessing.get_context("spawn")
-                pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=context))
-                # A worker takes a second or two to start; until one answers, blocks are
-                # parsed here.
+                pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=_context()))
+                # The first pool of a process waits a second or two for its server to
+                # start; until a worker answers, blocks are parsed here.
                 ready = pool.submit(_ready)
             for block in self.blocks:
                 # A CSV file's blocks need its header, which the first one parsed here finds.
