@@ -135,6 +135,73 @@ def test_the_shortcuts_give_what_the_general_parser_gives() -> None:
     assert len(valid) > 3000 and len(shortcut) > 2000
 
 
+@pytest.mark.parametrize(
+    ("pattern", "digits"),
+    [
+        ("(?:1\\d|2[0-5])\\d{7}", 2),  # a head of two, then free digits
+        ("7(?:[1-57-9]\\d|6[0-8])\\d{5}", 3),
+        ("\\d{4}(?:\\d{2})?", 0),  # free digits alone: the length decides
+        ("1(?:5[0-25-9]\\d{8}|6[023]\\d{7,8})", 3),  # free digits inside the last group
+        ("[2-9]\\d{2,3}|800\\d{4}", 3),
+        ("(?:12){2}\\d", 4),  # a group taken twice is not looked into
+        ("(?:3\\d)?\\d{6}|44", 2),
+        ("[0-9]{3}5", 4),  # a free class before a fixed digit decides with it
+    ],
+)
+def test_the_digits_that_decide_a_pattern(pattern: str, digits: int) -> None:
+    alternatives, end = directory._pattern_parts(pattern)
+    assert end == len(pattern)
+    assert max(map(directory._deciding_width, alternatives)) == digits
+
+
+def test_a_pattern_it_cannot_read_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        directory._pattern_parts("\\s\\d{3}")
+
+
+def test_foreign_validity_remembered_by_the_deciding_digits_is_libphonenumbers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every country code's patterns are read. Numbers near each region's examples (their
+    tails changed, a digit more or less) and random ones: whether the answer comes from the
+    memo or not, it is libphonenumber's."""
+    monkeypatch.setattr(directory, "_FOREIGN_BY_PREFIX", {})
+    rng = random.Random(12)
+    codes = sorted(set(phonenumbers.COUNTRY_CODE_TO_REGION_CODE) - {1})
+    assert [code for code in codes if directory.deciding_digits(code) is None] == []
+    checked = valid = 0
+    for code in codes:
+        heads = [
+            phonenumbers.national_significant_number(example)
+            for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE[code]
+            for kind in range(11)
+            if (example := phonenumbers.example_number_for_type(region, kind)) is not None
+        ]
+        example = phonenumbers.example_number_for_non_geo_entity(code)
+        heads += [phonenumbers.national_significant_number(example)] if example else []
+        for _ in range(120):
+            if heads and rng.random() < 0.8:
+                head = rng.choice(heads)
+                keep = rng.randint(1, len(head))
+                more = len(head) - keep + rng.choice((-1, 0, 0, 1))
+                national = head[:keep] + "".join(rng.choices("0123456789", k=max(0, more)))
+            else:
+                national = str(rng.randrange(10, 10 ** rng.randint(3, 15)))
+            if national.startswith("0"):
+                continue
+            number = phonenumbers.PhoneNumber(country_code=code, national_number=int(national))
+            expected = phonenumbers.is_valid_number(number)
+            assert directory._foreign_valid(code, national, f"{code}{national}") == expected, (
+                code,
+                national,
+            )
+            checked += 1
+            valid += expected
+    # Most answers came from the memo, and both answers were given often.
+    assert len(directory._FOREIGN_BY_PREFIX) < checked / 2
+    assert checked / 4 < valid < checked * 3 / 4
+
+
 # -- blocks -----------------------------------------------------------------------------------
 
 QUOTED = (

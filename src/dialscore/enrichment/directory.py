@@ -326,6 +326,127 @@ def _national_prefix(code: int) -> re.Pattern[str] | None:
     return re.compile(pattern) if pattern else None
 
 
+# A part of a metadata pattern: the fewest and most digits it takes, whether it takes any
+# digits at all of those lengths (``\\d{3}``), and, for a group there at most once, its
+# alternatives' parts.
+_Part = tuple[int, int, bool, "list[list[_Part]] | None"]
+_UNBOUNDED = 1 << 20
+
+
+def _pattern_parts(pattern: str, at: int = 0) -> tuple[list[list[_Part]], int]:
+    """The alternatives of the pattern (or group) at ``at``, and where it ends. Metadata
+    patterns are digits, ``\\d``, classes, groups, ``|`` and quantifiers; anything else
+    raises ValueError."""
+    alternatives: list[list[_Part]] = []
+    parts: list[_Part] = []
+    while at < len(pattern) and pattern[at] != ")":
+        char = pattern[at]
+        group = None
+        if char == "|":
+            alternatives.append(parts)
+            parts, at = [], at + 1
+            continue
+        if char == "(":
+            group, end = _pattern_parts(pattern, at + (3 if pattern.startswith("(?:", at) else 1))
+            if pattern[end : end + 1] != ")":
+                raise ValueError(f"unbalanced group in {pattern!r}")
+            fewest = min(sum(part[0] for part in parts_) for parts_ in group)
+            most = max(sum(part[1] for part in parts_) for parts_ in group)
+            free, at = all(part[2] for parts_ in group for part in parts_), end + 1
+        elif char == "[":
+            end = pattern.index("]", at)
+            fewest = most = 1
+            free, at = pattern[at + 1 : end] == "0-9", end + 1
+        elif pattern.startswith("\\d", at):
+            fewest, most, free, at = 1, 1, True, at + 2
+        elif char.isdigit():
+            fewest, most, free, at = 1, 1, False, at + 1
+        else:
+            raise ValueError(f"{char!r} in {pattern!r}")
+        low = high = 1
+        if pattern[at : at + 1] == "?":
+            low, at = 0, at + 1
+        elif pattern[at : at + 1] in ("*", "+"):
+            low, high, at = int(pattern[at] == "+"), _UNBOUNDED, at + 1
+        elif pattern[at : at + 1] == "{":
+            end = pattern.index("}", at)
+            first, comma, last = pattern[at + 1 : end].partition(",")
+            low = int(first)
+            high = (int(last) if last else _UNBOUNDED) if comma else low
+            at = end + 1
+        # A group is looked into only where it is there at most once.
+        parts.append(
+            (fewest * low, min(_UNBOUNDED, most * high), free, group if high == 1 else None)
+        )
+    alternatives.append(parts)
+    return alternatives, at
+
+
+def _deciding_width(parts: list[_Part]) -> int:
+    """How many leading digits of a number decide whether it matches these parts whole,
+    given its length: the free digits they end with decide nothing but by their count."""
+    end = len(parts)
+    while end and parts[end - 1][2]:
+        end -= 1
+    if not end:
+        return 0
+    before = sum(part[1] for part in parts[: end - 1])
+    _, most, _, group = parts[end - 1]
+    inside = most if group is None else max(map(_deciding_width, group))
+    return min(_UNBOUNDED, before + inside)
+
+
+@cache
+def deciding_digits(code: int) -> int | None:
+    """How many leading digits of a national number of country code ``code`` decide, with
+    its length, whether libphonenumber finds it valid: the most any pattern of the code's
+    regions looks at (its regions' leading digits too, where it has several). None where a
+    pattern cannot be read."""
+    regions = phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(code, ())
+    digits = 0
+    try:
+        for region in regions:
+            metadata = phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
+            if metadata is None:
+                return None
+            if len(regions) > 1 and metadata.leading_digits:
+                # Matched at the start: as many digits as it can take.
+                alternatives, _ = _pattern_parts(metadata.leading_digits)
+                digits = max(digits, *(sum(part[1] for part in a) for a in alternatives))
+            for name in _DESCS:
+                desc = getattr(metadata, name)
+                if desc is not None and desc.national_number_pattern:
+                    alternatives, end = _pattern_parts(desc.national_number_pattern)
+                    if end != len(desc.national_number_pattern):
+                        return None
+                    digits = max(digits, *map(_deciding_width, alternatives))
+    except ValueError:
+        return None
+    return digits if regions and digits < _UNBOUNDED else None
+
+
+# Validity of numbers outside +1 by (length, the digits that decide it), as many keys at most.
+_FOREIGN_BY_PREFIX: dict[tuple[int, str], bool] = {}
+MAX_FOREIGN_MEMO = 1 << 17
+
+
+def _foreign_valid(code: int, national: str, text: str) -> bool:
+    """libphonenumber's validity of ``+code national`` (``text``: the two together),
+    remembered by the digits that decide it where at least two more follow."""
+    deciding = deciding_digits(code)
+    key = None
+    if deciding is not None and len(national) - deciding >= 2:
+        key = (len(text), text[: len(text) - len(national) + deciding])
+        valid = _FOREIGN_BY_PREFIX.get(key)
+        if valid is not None:
+            return valid
+    number = phonenumbers.PhoneNumber(country_code=code, national_number=int(national))
+    valid = bool(phonenumbers.is_valid_number(number))
+    if key is not None and len(_FOREIGN_BY_PREFIX) < MAX_FOREIGN_MEMO:
+        _FOREIGN_BY_PREFIX[key] = valid
+    return valid
+
+
 def _international(digits: bytes) -> tuple[str | None, str] | None:
     """``phone_e164`` of a number outside +1 written as ``+`` and digits (``digits`` after
     the ``+``): the number libphonenumber's parser makes of it, made here (its country code
@@ -346,8 +467,7 @@ def _international(digits: bytes) -> tuple[str | None, str] | None:
     prefix = _national_prefix(code)
     if _country_metadata(code) is None or (prefix is not None and prefix.match(national)):
         return None
-    number = phonenumbers.PhoneNumber(country_code=code, national_number=int(national))
-    if not phonenumbers.is_valid_number(number):
+    if not _foreign_valid(code, national, text):
         return None, "not a valid phone number"
     return "+" + text, ""
 
