@@ -154,9 +154,10 @@ def test_the_digits_that_decide_a_pattern(pattern: str, digits: int) -> None:
     assert max(map(directory._deciding_width, alternatives)) == digits
 
 
-def test_a_pattern_it_cannot_read_is_an_error() -> None:
+@pytest.mark.parametrize("pattern", ["\\s\\d{3}", "1(?=2)\\d", "12)3", "(?:12"])
+def test_a_pattern_it_cannot_read_is_an_error(pattern: str) -> None:
     with pytest.raises(ValueError):
-        directory._pattern_parts("\\s\\d{3}")
+        directory._whole_pattern_parts(pattern)
 
 
 def test_foreign_validity_remembered_by_the_deciding_digits_is_libphonenumbers(

@@ -326,8 +326,8 @@ def _national_prefix(code: int) -> re.Pattern[str] | None:
     return re.compile(pattern) if pattern else None
 
 
-# A part of a metadata pattern: the fewest and most digits it takes, whether it takes any
-# digits at all of those lengths (``\\d{3}``), and, for a group there at most once, its
+# A part of a metadata pattern: the fewest and most digits it takes, whether it is free (any
+# digits of its lengths match it, as ``\\d{3}``), and, for a group there at most once, its
 # alternatives' parts.
 _Part = tuple[int, int, bool, "list[list[_Part]] | None"]
 _UNBOUNDED = 1 << 20
@@ -382,6 +382,13 @@ def _pattern_parts(pattern: str, at: int = 0) -> tuple[list[list[_Part]], int]:
     return alternatives, at
 
 
+def _whole_pattern_parts(pattern: str) -> list[list[_Part]]:
+    alternatives, end = _pattern_parts(pattern)
+    if end != len(pattern):
+        raise ValueError(f"unbalanced group in {pattern!r}")
+    return alternatives
+
+
 def _deciding_width(parts: list[_Part]) -> int:
     """How many leading digits of a number decide whether it matches these parts whole,
     given its length: the free digits they end with decide nothing but by their count."""
@@ -409,17 +416,14 @@ def deciding_digits(code: int) -> int | None:
             metadata = phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
             if metadata is None:
                 return None
+            patterns = [desc.national_number_pattern for name in _DESCS
+                        if (desc := getattr(metadata, name)) is not None]  # fmt: skip
+            for pattern in filter(None, patterns):
+                digits = max(digits, *map(_deciding_width, _whole_pattern_parts(pattern)))
             if len(regions) > 1 and metadata.leading_digits:
                 # Matched at the start: as many digits as it can take.
-                alternatives, _ = _pattern_parts(metadata.leading_digits)
+                alternatives = _whole_pattern_parts(metadata.leading_digits)
                 digits = max(digits, *(sum(part[1] for part in a) for a in alternatives))
-            for name in _DESCS:
-                desc = getattr(metadata, name)
-                if desc is not None and desc.national_number_pattern:
-                    alternatives, end = _pattern_parts(desc.national_number_pattern)
-                    if end != len(desc.national_number_pattern):
-                        return None
-                    digits = max(digits, *map(_deciding_width, alternatives))
     except ValueError:
         return None
     return digits if regions and digits < _UNBOUNDED else None
