@@ -154,6 +154,15 @@ def test_the_digits_that_decide_a_pattern(pattern: str, digits: int) -> None:
     assert max(map(directory._deciding_width, alternatives)) == digits
 
 
+def test_the_digits_that_decide_by_the_first_digit() -> None:
+    """A pattern that starts with a group is read alternative by alternative: a number
+    starting with 2 needs only its first digit here, one starting with 1 three."""
+    (parts,) = directory._whole_pattern_parts("(?:1(?:2\\d|3[0-4]\\d\\d)|2\\d)\\d{6}")
+    assert directory._deciding_widths(parts) == {"1": 3, "2": 1}
+    (parts,) = directory._whole_pattern_parts("(?:5\\d)?[4-6]\\d{3}")  # may start without it
+    assert directory._deciding_widths(parts) == dict.fromkeys("456", 3)
+
+
 @pytest.mark.parametrize("pattern", ["\\s\\d{3}", "1(?=2)\\d", "12)3", "(?:12"])
 def test_a_pattern_it_cannot_read_is_an_error(pattern: str) -> None:
     with pytest.raises(ValueError):

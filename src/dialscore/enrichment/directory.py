@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import phonenumbers
 
@@ -326,11 +326,44 @@ def _national_prefix(code: int) -> re.Pattern[str] | None:
     return re.compile(pattern) if pattern else None
 
 
-# A part of a metadata pattern: the fewest and most digits it takes, whether it is free (any
-# digits of its lengths match it, as ``\\d{3}``), and, for a group there at most once, its
-# alternatives' parts.
-_Part = tuple[int, int, bool, "list[list[_Part]] | None"]
+_DIGITS = frozenset("0123456789")
 _UNBOUNDED = 1 << 20
+
+
+class _Part(NamedTuple):
+    """A part of a metadata pattern (a digit, a class, a group, each with its quantifier)."""
+
+    fewest: int  # digits it takes
+    most: int
+    free: bool  # any digits of its lengths match it, as ``\\d{3}`` does
+    firsts: frozenset[str]  # the digits it can start with
+    group: list[list[_Part]] | None  # a group's alternatives, where it is there at most once
+
+
+def _class_digits(body: str) -> frozenset[str]:
+    """The digits of a class's body (``0-58``)."""
+    digits: set[str] = set()
+    at = 0
+    while at < len(body):
+        if body[at + 1 : at + 2] == "-" and at + 2 < len(body):
+            digits.update(map(str, range(int(body[at]), int(body[at + 2]) + 1)))
+            at += 3
+        else:
+            digits.add(body[at])
+            at += 1
+    if not digits <= _DIGITS:
+        raise ValueError(f"[{body}]")
+    return frozenset(digits)
+
+
+def _firsts(parts: Sequence[_Part]) -> frozenset[str]:
+    """The digits a sequence of parts can start with (all, where it can be empty)."""
+    firsts: frozenset[str] = frozenset()
+    for part in parts:
+        firsts |= part.firsts
+        if part.fewest:
+            return firsts
+    return _DIGITS
 
 
 def _pattern_parts(pattern: str, at: int = 0) -> tuple[list[list[_Part]], int]:
@@ -350,17 +383,19 @@ def _pattern_parts(pattern: str, at: int = 0) -> tuple[list[list[_Part]], int]:
             group, end = _pattern_parts(pattern, at + (3 if pattern.startswith("(?:", at) else 1))
             if pattern[end : end + 1] != ")":
                 raise ValueError(f"unbalanced group in {pattern!r}")
-            fewest = min(sum(part[0] for part in parts_) for parts_ in group)
-            most = max(sum(part[1] for part in parts_) for parts_ in group)
-            free, at = all(part[2] for parts_ in group for part in parts_), end + 1
+            fewest = min(sum(part.fewest for part in each) for each in group)
+            most = max(sum(part.most for part in each) for each in group)
+            free = all(part.free for each in group for part in each)
+            firsts = frozenset().union(*map(_firsts, group))
+            at = end + 1
         elif char == "[":
             end = pattern.index("]", at)
-            fewest = most = 1
-            free, at = pattern[at + 1 : end] == "0-9", end + 1
+            fewest, most, firsts, at = 1, 1, _class_digits(pattern[at + 1 : end]), end + 1
+            free = firsts == _DIGITS
         elif pattern.startswith("\\d", at):
-            fewest, most, free, at = 1, 1, True, at + 2
+            fewest, most, free, firsts, at = 1, 1, True, _DIGITS, at + 2
         elif char.isdigit():
-            fewest, most, free, at = 1, 1, False, at + 1
+            fewest, most, free, firsts, at = 1, 1, False, frozenset(char), at + 1
         else:
             raise ValueError(f"{char!r} in {pattern!r}")
         low = high = 1
@@ -374,10 +409,9 @@ def _pattern_parts(pattern: str, at: int = 0) -> tuple[list[list[_Part]], int]:
             low = int(first)
             high = (int(last) if last else _UNBOUNDED) if comma else low
             at = end + 1
+        most = min(_UNBOUNDED, most * high)
         # A group is looked into only where it is there at most once.
-        parts.append(
-            (fewest * low, min(_UNBOUNDED, most * high), free, group if high == 1 else None)
-        )
+        parts.append(_Part(fewest * low, most, free, firsts, group if high == 1 else None))
     alternatives.append(parts)
     return alternatives, at
 
@@ -393,40 +427,60 @@ def _deciding_width(parts: list[_Part]) -> int:
     """How many leading digits of a number decide whether it matches these parts whole,
     given its length: the free digits they end with decide nothing but by their count."""
     end = len(parts)
-    while end and parts[end - 1][2]:
+    while end and parts[end - 1].free:
         end -= 1
     if not end:
         return 0
-    before = sum(part[1] for part in parts[: end - 1])
-    _, most, _, group = parts[end - 1]
-    inside = most if group is None else max(map(_deciding_width, group))
+    before = sum(part.most for part in parts[: end - 1])
+    last = parts[end - 1]
+    inside = last.most if last.group is None else max(map(_deciding_width, last.group))
     return min(_UNBOUNDED, before + inside)
 
 
+def _deciding_widths(parts: list[_Part]) -> dict[str, int]:
+    """``_deciding_width`` by the number's first digit, for the digits the parts can start
+    with: where they start with a group that is there once, each of its alternatives
+    followed by the rest, on its own."""
+    first = parts[0] if parts else None
+    if first is None or first.group is None or not first.fewest:
+        return dict.fromkeys(_firsts(parts), _deciding_width(parts))
+    widths: dict[str, int] = {}
+    for alternative in first.group:
+        for digit, width in _deciding_widths(alternative + parts[1:]).items():
+            widths[digit] = max(widths.get(digit, 0), width)
+    return widths
+
+
 @cache
-def deciding_digits(code: int) -> int | None:
-    """How many leading digits of a national number of country code ``code`` decide, with
-    its length, whether libphonenumber finds it valid: the most any pattern of the code's
-    regions looks at (its regions' leading digits too, where it has several). None where a
+def deciding_digits(code: int) -> dict[str, int] | None:
+    """By the first digit of a national number of country code ``code``, how many of its
+    leading digits decide, with its length, whether libphonenumber finds it valid: the most
+    any alternative of the code's regions' patterns that can start with that digit looks at
+    (of their leading-digit patterns too, where the code has several regions). None where a
     pattern cannot be read."""
     regions = phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(code, ())
-    digits = 0
+    widths = dict.fromkeys(_DIGITS, 0)
     try:
         for region in regions:
             metadata = phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
             if metadata is None:
                 return None
-            patterns = [desc.national_number_pattern for name in _DESCS
-                        if (desc := getattr(metadata, name)) is not None]  # fmt: skip
-            for pattern in filter(None, patterns):
-                digits = max(digits, *map(_deciding_width, _whole_pattern_parts(pattern)))
+            found = []
+            for name in _DESCS:
+                desc = getattr(metadata, name)
+                if desc is not None and desc.national_number_pattern:
+                    alternatives = _whole_pattern_parts(desc.national_number_pattern)
+                    found += [_deciding_widths(a) for a in alternatives]
             if len(regions) > 1 and metadata.leading_digits:
                 # Matched at the start: as many digits as it can take.
-                alternatives = _whole_pattern_parts(metadata.leading_digits)
-                digits = max(digits, *(sum(part[1] for part in a) for a in alternatives))
+                for a in _whole_pattern_parts(metadata.leading_digits):
+                    found.append(dict.fromkeys(_firsts(a), sum(part.most for part in a)))
+            for alternative in found:
+                for digit, width in alternative.items():
+                    widths[digit] = max(widths[digit], width)
     except ValueError:
         return None
-    return digits if regions and digits < _UNBOUNDED else None
+    return widths if regions and max(widths.values()) < _UNBOUNDED else None
 
 
 # Validity of numbers outside +1 by (length, the digits that decide it), as many keys at most.
@@ -437,9 +491,10 @@ MAX_FOREIGN_MEMO = 1 << 17
 def _foreign_valid(code: int, national: str, text: str) -> bool:
     """libphonenumber's validity of ``+code national`` (``text``: the two together),
     remembered by the digits that decide it where at least two more follow."""
-    deciding = deciding_digits(code)
+    widths = deciding_digits(code)
+    deciding = widths[national[0]] if widths is not None else _UNBOUNDED
     key = None
-    if deciding is not None and len(national) - deciding >= 2:
+    if len(national) - deciding >= 2:
         key = (len(text), text[: len(text) - len(national) + deciding])
         valid = _FOREIGN_BY_PREFIX.get(key)
         if valid is not None:
