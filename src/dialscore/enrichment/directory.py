@@ -1371,7 +1371,8 @@ def import_directory(
 
         def batches() -> Iterator[tuple[list[Row], int]]:
             nonlocal companies
-            batch: dict[str, Row] = {}
+            batch: list[Row] = []
+            ids: set[str | None] = set()
             position = 0
             # The first batches are smaller, so that writing starts early.
             limit = max(1, batch_rows // 8)
@@ -1382,17 +1383,23 @@ def import_directory(
                         companies[key] = companies.get(key, 0) + people
                     if len(companies) > MAX_COMPANY_COUNTS:
                         companies = None
-                for row in result.unpacked():
-                    record_id = row[0]
-                    assert record_id is not None
+                rows = result.unpacked()
+                new = {row[0] for row in rows}
+                if len(new) == len(rows) <= limit - len(batch) and ids.isdisjoint(new):
+                    # Most blocks: ids new to the batch, which has room for them all.
+                    batch += rows
+                    ids |= new
+                    continue
+                for row in rows:
                     # An id given again starts a new batch: each row counts once, in order.
-                    if len(batch) >= limit or record_id in batch:
-                        yield list(batch.values()), position
-                        batch = {}
+                    if len(batch) >= limit or row[0] in ids:
+                        yield batch, position
+                        batch, ids = [], set()
                         limit = min(batch_rows, 2 * limit)
-                    batch[record_id] = row
+                    batch.append(row)
+                    ids.add(row[0])
             if batch:
-                yield list(batch.values()), position
+                yield batch, position
 
         # Parsed results are gathered into batches on a helper thread while this one writes
         # (the driver lets go of the interpreter while the database works).
