@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from dialscore.enrichment import directory
+from dialscore.enrichment import directory, matching
 from dialscore.enrichment.matching import Person, lookup_keys
 from dialscore.kit.db import sync_url
 from dialscore.migrations import upgrade
@@ -280,6 +280,21 @@ def table(url: str) -> list[tuple[Any, ...]]:
         url,
         "SELECT id, first_name, email_key, last_name_key, phones FROM directory_people ORDER BY id",
     )
+
+
+def test_the_workers_large_memos_give_the_same_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an import's parse workers do first: the company and host memos widened, the
+    keys unchanged (the names are restored after the test)."""
+    names = ("_company_identity", "_stored_company_key", "_company_page", "_host", "_company_host")
+    for name in names:
+        monkeypatch.setattr(matching, name, getattr(matching, name))
+    record = ("Ann", "Lee", "ann@acme.com", None, "Acme, Inc.", "https://www.acme.com/", None)
+    before = matching.record_key_values(*record)
+    matching.use_large_memos()
+    for name in names:
+        assert getattr(matching, name).cache_info().maxsize == matching.LARGE_MEMO
+    assert matching.record_key_values(*record) == before
+    assert matching._company_identity.cache_info().misses == 1
 
 
 def test_workers_and_blocks_give_the_rows_of_one_pass(database_url: str, tmp_path: Path) -> None:

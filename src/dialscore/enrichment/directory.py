@@ -66,6 +66,7 @@ from dialscore.enrichment.matching import (
     dominant_domains,
     name_tokens,
     record_key_values,
+    use_large_memos,
 )
 from dialscore.scoring.imports import (
     MAX_EXAMPLES,
@@ -1094,7 +1095,9 @@ class _BlockParser:
             pool = None
             ready: Future[None] | None = None
             if workers > 0:
-                pool = stack.enter_context(ProcessPoolExecutor(workers, mp_context=_context()))
+                pool = stack.enter_context(
+                    ProcessPoolExecutor(workers, _context(), initializer=use_large_memos)
+                )
                 # The first pool of a process waits a second or two for its server to
                 # start; until a worker answers, blocks are parsed here.
                 ready = pool.submit(_ready)

@@ -934,6 +934,23 @@ def _company_page(page_url: str | None, website: str | None) -> str | None:
     return company_linkedin_slug(page_url) or company_linkedin_slug(website)
 
 
+# How many entries the company and host memos keep in a process that reads a large directory
+# and nothing else (an import's parse workers): a million people can name 200 000 companies.
+LARGE_MEMO = 1 << 18
+
+
+def use_large_memos() -> None:
+    """Widens the company and host memos for this process, which reads a large directory:
+    at a million rows, about 100 MB more and a fifth less time a row. The service keeps the
+    small ones."""
+    global _company_identity, _stored_company_key, _company_page, _host, _company_host
+    _company_identity = lru_cache(maxsize=LARGE_MEMO)(_company_identity.__wrapped__)
+    _stored_company_key = lru_cache(maxsize=LARGE_MEMO)(_stored_company_key.__wrapped__)
+    _company_page = lru_cache(maxsize=LARGE_MEMO)(_company_page.__wrapped__)
+    _host = lru_cache(maxsize=LARGE_MEMO)(_host.__wrapped__)
+    _company_host = lru_cache(maxsize=LARGE_MEMO)(_company_host.__wrapped__)
+
+
 def page_only(person: Person) -> str | None:
     """The company page of a person whose company is known by its LinkedIn page alone (no
     company name, website or work address), else None."""
