@@ -49,7 +49,7 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -694,9 +694,11 @@ def _page_rank(entry: tuple[str | None, str | None, int]) -> tuple[object, ...]:
     return -people, name is None, name or "", domain is None, domain or ""
 
 
-def company_table_rows(
-    counts: CompanyCounts,
-) -> tuple[list[tuple[str, str, int]], list[tuple[str, str | None, str | None, int]]]:
+# The rows of directory_company_domains and of directory_company_pages.
+CompanyTableRows = tuple[list[tuple[str, str, int]], list[tuple[str, str | None, str | None, int]]]
+
+
+def company_table_rows(counts: CompanyCounts) -> CompanyTableRows:
     """The rows COMPANY_TABLES_SQL writes into ``directory_company_domains`` and
     ``directory_company_pages`` for a directory whose rows show these counts."""
     pairs: dict[tuple[str, str], int] = {}
@@ -1307,10 +1309,12 @@ def _lookup_indexes_deferred(conn: _Connection) -> Iterator[bool]:
                     lite.execute(create)
 
 
-def _make_company_tables(conn: _Connection, writer: _Writer, parsed: CompanyCounts | None) -> None:
-    """Makes the company tables: from the companies counted as the rows were parsed when
-    the directory holds those rows alone (an import into an empty one, which no other
-    import wrote to), else by counting the table."""
+def _make_company_tables(
+    conn: _Connection, writer: _Writer, parsed: Future[CompanyTableRows] | None
+) -> None:
+    """Makes the company tables: from the rows worked out from the companies counted as the
+    file was parsed (``parsed``) when the directory holds those rows alone (an import into
+    an empty one, which no other import wrote to), else by counting the table."""
     if conn.sqlite is not None:
         lite = conn.sqlite
         with _sqlite_transaction(lite):
@@ -1321,9 +1325,7 @@ def _make_company_tables(conn: _Connection, writer: _Writer, parsed: CompanyCoun
                 for statement in COMPANY_TABLES_SQL:
                     lite.execute(statement)
                 return
-            for key, people in writer.replaced.items():
-                parsed[key] -= people
-            domains, pages = company_table_rows(parsed)
+            domains, pages = parsed.result()
             lite.execute(COMPANY_DOMAINS_SQL[0])
             lite.executemany(
                 "INSERT INTO directory_company_domains (name_key, domain, people) VALUES (?, ?, ?)",
@@ -1365,54 +1367,62 @@ def import_directory(
     with (
         _connect(url) as conn,
         path.open("rb") as handle,
-        _lookup_indexes_deferred(conn) as deferred,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="company-tables") as helper,
     ):
-        writer = _Writer(conn, datetime.now(UTC), deferred=deferred)
-        parser = _BlockParser(handle, kind, block_bytes)
-        # The companies of an import into an empty directory, as its rows are parsed.
-        companies: CompanyCounts | None = {} if deferred else None
+        tables: Future[CompanyTableRows] | None = None
+        with _lookup_indexes_deferred(conn) as deferred:
+            writer = _Writer(conn, datetime.now(UTC), deferred=deferred)
+            parser = _BlockParser(handle, kind, block_bytes)
+            # The companies of an import into an empty directory, as its rows are parsed.
+            companies: CompanyCounts | None = {} if deferred else None
 
-        def batches() -> Iterator[tuple[list[Row], int]]:
-            nonlocal companies
-            batch: list[Row] = []
-            ids: set[str | None] = set()
-            position = 0
-            # The first batches are smaller, so that writing starts early.
-            limit = max(1, batch_rows // 8)
-            for result, position in parser.results(_pool_size(size, workers)):
-                counts.add(result.counts)
-                if companies is not None:
-                    for key, people in result.companies.items():
-                        companies[key] = companies.get(key, 0) + people
-                    if len(companies) > MAX_COMPANY_COUNTS:
-                        companies = None
-                rows = result.unpacked()
-                new = {row[0] for row in rows}
-                if len(new) == len(rows) <= limit - len(batch) and ids.isdisjoint(new):
-                    # Most blocks: ids new to the batch, which has room for them all.
-                    batch += rows
-                    ids |= new
-                    continue
-                for row in rows:
-                    # An id given again starts a new batch: each row counts once, in order.
-                    if len(batch) >= limit or row[0] in ids:
-                        yield batch, position
-                        batch, ids = [], set()
-                        limit = min(batch_rows, 2 * limit)
-                    batch.append(row)
-                    ids.add(row[0])
-            if batch:
-                yield batch, position
+            def batches() -> Iterator[tuple[list[Row], int]]:
+                nonlocal companies
+                batch: list[Row] = []
+                ids: set[str | None] = set()
+                position = 0
+                # The first batches are smaller, so that writing starts early.
+                limit = max(1, batch_rows // 8)
+                for result, position in parser.results(_pool_size(size, workers)):
+                    counts.add(result.counts)
+                    if companies is not None:
+                        for key, people in result.companies.items():
+                            companies[key] = companies.get(key, 0) + people
+                        if len(companies) > MAX_COMPANY_COUNTS:
+                            companies = None
+                    rows = result.unpacked()
+                    new = {row[0] for row in rows}
+                    if len(new) == len(rows) <= limit - len(batch) and ids.isdisjoint(new):
+                        # Most blocks: ids new to the batch, which has room for them all.
+                        batch += rows
+                        ids |= new
+                        continue
+                    for row in rows:
+                        # An id given again starts a new batch: each row counts once, in order.
+                        if len(batch) >= limit or row[0] in ids:
+                            yield batch, position
+                            batch, ids = [], set()
+                            limit = min(batch_rows, 2 * limit)
+                        batch.append(row)
+                        ids.add(row[0])
+                if batch:
+                    yield batch, position
 
-        # Parsed results are gathered into batches on a helper thread while this one writes
-        # (the driver lets go of the interpreter while the database works).
-        with _prefetching(batches()) as ready:
-            for rows, position in ready:
-                writer.write(rows)
-                progress("reading", position, size)
-        if kind == "csv" and parser.layout is None:
-            csv_layout([])  # no header at all: raises, saying what the file needs
-        _make_company_tables(conn, writer, companies)
+            # Parsed results are gathered into batches on a helper thread while this one writes
+            # (the driver lets go of the interpreter while the database works).
+            with _prefetching(batches()) as ready:
+                for rows, position in ready:
+                    writer.write(rows)
+                    progress("reading", position, size)
+            if kind == "csv" and parser.layout is None:
+                csv_layout([])  # no header at all: raises, saying what the file needs
+            if companies is not None:
+                for key, people in writer.replaced.items():
+                    companies[key] -= people
+                # Their rows are worked out on the helper thread while the indexes are built
+                # (the database lets go of the interpreter meanwhile), and written after.
+                tables = helper.submit(company_table_rows, companies)
+        _make_company_tables(conn, writer, tables)
         if conn.postgres is not None:
             _analyze(conn.postgres, TABLE)
         progress("reading", size, size)
