@@ -481,7 +481,8 @@ def deciding_digits(code: int) -> dict[str, int] | None:
                     widths[digit] = max(widths[digit], width)
     except ValueError:
         return None
-    return widths if regions and max(widths.values()) < _UNBOUNDED else None
+    # A digit no pattern bounds stays _UNBOUNDED: its numbers are never memoised.
+    return widths if regions else None
 
 
 # Validity of numbers outside +1 by (length, the digits that decide it), as many keys at most.
