@@ -466,18 +466,20 @@ def deciding_digits(code: int) -> dict[str, int] | None:
             metadata = phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(code, region)
             if metadata is None:
                 return None
-            found = []
-            for name in _DESCS:
-                desc = getattr(metadata, name)
-                if desc is not None and desc.national_number_pattern:
-                    alternatives = _whole_pattern_parts(desc.national_number_pattern)
-                    found += [_deciding_widths(a) for a in alternatives]
+            found = [
+                _deciding_widths(alternative)
+                for name in _DESCS
+                if (desc := getattr(metadata, name)) is not None and desc.national_number_pattern
+                for alternative in _whole_pattern_parts(desc.national_number_pattern)
+            ]
             if len(regions) > 1 and metadata.leading_digits:
                 # Matched at the start: as many digits as it can take.
-                for a in _whole_pattern_parts(metadata.leading_digits):
-                    found.append(dict.fromkeys(_firsts(a), sum(part.most for part in a)))
-            for alternative in found:
-                for digit, width in alternative.items():
+                found += [
+                    dict.fromkeys(_firsts(alternative), sum(part.most for part in alternative))
+                    for alternative in _whole_pattern_parts(metadata.leading_digits)
+                ]
+            for alternative_widths in found:
+                for digit, width in alternative_widths.items():
                     widths[digit] = max(widths[digit], width)
     except ValueError:
         return None
@@ -1345,6 +1347,35 @@ def _make_company_tables(
                 conn.postgres.execute(statement)
 
 
+def _batches(
+    blocks: Iterator[tuple[list[Row], int]], batch_rows: int
+) -> Iterator[tuple[list[Row], int]]:
+    """The parsed blocks' rows (each with the file position after its block) in batches of
+    at most ``batch_rows`` with distinct ids, in file order: an id given again starts a new
+    batch, so that each row counts once, in order. The first batches are smaller, so that
+    writing starts early."""
+    batch: list[Row] = []
+    ids: set[str | None] = set()
+    position = 0
+    limit = max(1, batch_rows // 8)
+    for rows, position in blocks:
+        new = {row[0] for row in rows}
+        if len(new) == len(rows) <= limit - len(batch) and ids.isdisjoint(new):
+            # Most blocks: ids new to the batch, which has room for them all.
+            batch += rows
+            ids |= new
+            continue
+        for row in rows:
+            if len(batch) >= limit or row[0] in ids:
+                yield batch, position
+                batch, ids = [], set()
+                limit = min(batch_rows, 2 * limit)
+            batch.append(row)
+            ids.add(row[0])
+    if batch:
+        yield batch, position
+
+
 def import_directory(
     url: str,
     path: Path,
@@ -1377,13 +1408,8 @@ def import_directory(
             # The companies of an import into an empty directory, as its rows are parsed.
             companies: CompanyCounts | None = {} if deferred else None
 
-            def batches() -> Iterator[tuple[list[Row], int]]:
+            def parsed() -> Iterator[tuple[list[Row], int]]:
                 nonlocal companies
-                batch: list[Row] = []
-                ids: set[str | None] = set()
-                position = 0
-                # The first batches are smaller, so that writing starts early.
-                limit = max(1, batch_rows // 8)
                 for result, position in parser.results(_pool_size(size, workers)):
                     counts.add(result.counts)
                     if companies is not None:
@@ -1391,27 +1417,11 @@ def import_directory(
                             companies[key] = companies.get(key, 0) + people
                         if len(companies) > MAX_COMPANY_COUNTS:
                             companies = None
-                    rows = result.unpacked()
-                    new = {row[0] for row in rows}
-                    if len(new) == len(rows) <= limit - len(batch) and ids.isdisjoint(new):
-                        # Most blocks: ids new to the batch, which has room for them all.
-                        batch += rows
-                        ids |= new
-                        continue
-                    for row in rows:
-                        # An id given again starts a new batch: each row counts once, in order.
-                        if len(batch) >= limit or row[0] in ids:
-                            yield batch, position
-                            batch, ids = [], set()
-                            limit = min(batch_rows, 2 * limit)
-                        batch.append(row)
-                        ids.add(row[0])
-                if batch:
-                    yield batch, position
+                    yield result.unpacked(), position
 
             # Parsed results are gathered into batches on a helper thread while this one writes
             # (the driver lets go of the interpreter while the database works).
-            with _prefetching(batches()) as ready:
+            with _prefetching(_batches(parsed(), batch_rows)) as ready:
                 for rows, position in ready:
                     writer.write(rows)
                     progress("reading", position, size)
