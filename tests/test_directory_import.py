@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import multiprocessing
 import random
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -227,7 +229,7 @@ QUOTED = (
 
 
 def parsed_rows(data: bytes, block_bytes: int) -> tuple[list[Any], directory.DirectoryCounts]:
-    parser = directory._BlockParser(io.BytesIO(data), "csv", block_bytes)
+    parser = directory._BlockParser(directory._LineReader(io.BytesIO(data), "csv"), block_bytes)
     rows: list[Any] = []
     counts = directory.DirectoryCounts()
     for result, _ in parser.results(0):
@@ -505,6 +507,152 @@ def test_a_record_given_again_has_its_company_counted_once(
     report = directory.import_directory(url, path, batch_rows=batch_rows)
     assert (report.imported, report.updated, report.unchanged) == (12, 1, 1)
     assert company_tables(url) == ([("summit", "summit.io", 3)], COMPANY_TABLES[1])
+
+
+# -- chunks the workers parse and write (SQLite) ----------------------------------------------
+
+
+def directory_state(url: str) -> tuple[Any, ...]:
+    """Every column of every record (not when it was written), and the company tables."""
+    records = rows_of(
+        url, f"SELECT {', '.join(directory.COLUMNS)} FROM directory_people ORDER BY id"
+    )
+    return records, company_tables(url)
+
+
+def counted(report: directory.DirectoryReport) -> tuple[Any, ...]:
+    return report.counts, report.imported, report.updated, report.unchanged
+
+
+def repeating_csv(count: int) -> str:
+    """People whose records come again: some in the next line (in the same chunk), some at
+    the end of the file (in another), changed or not; some titles over two lines."""
+    lines = ["id,firstName,lastName,email,company,website,title,phone"]
+
+    def person(i: int, company: int, title: str) -> str:
+        return (
+            f"p{i},Ann{i},Lee,ann{i}@acme{company}.com,Acme {company},acme{company}.com,"
+            f"{title},+1415555{i % 10000:04d}"
+        )
+
+    for i in range(count):
+        lines.append(person(i, i % 13, f'"line one\nline {i}"' if i % 9 == 0 else "plain"))
+        if i % 50 == 7:
+            lines.append(person(i, i % 13, "changed at once"))
+    for i in range(0, count, 37):
+        lines.append(person(i, (i + 1) % 13, "moved") if i % 2 else person(i, i % 13, "plain"))
+    lines.append(",Bo,Ek,,Initech,,no id,2125557188")  # known by name and company
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers forked from the test at once, so that they take the chunks from the start
+    (from a server that starts meanwhile, this process could read the whole small file)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here")
+    monkeypatch.setattr(directory, "_context", lambda: multiprocessing.get_context("fork"))
+
+
+def worker_chunks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows of each chunk a worker wrote, as the importing process hears of them."""
+    seen: list[int] = []
+    written = directory._Tally.written
+
+    def spy(tally: Any, chunk: Any) -> None:
+        seen.append(chunk.counts.accepted)
+        written(tally, chunk)
+
+    monkeypatch.setattr(directory._Tally, "written", spy)
+    return seen
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.usefixtures("forked")
+def test_workers_write_their_chunks_as_one_pass_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    path = tmp_path / "people.csv"
+    path.write_text(repeating_csv(600))
+    (tmp_path / "one").mkdir()
+    (tmp_path / "chunks").mkdir()
+    one, url = sqlite_url(tmp_path / "one"), sqlite_url(tmp_path / "chunks")
+    expected = directory.import_directory(one, path, workers=0, batch_rows=50)
+    assert (expected.imported, expected.updated, expected.unchanged) == (601, 21, 8)
+    chunks = worker_chunks(monkeypatch)
+    report = directory.import_directory(url, path, workers=workers, block_bytes=128, batch_rows=50)
+    assert len(chunks) > 20 and sum(chunks) > 500  # the workers wrote most of them
+    assert counted(report) == counted(expected)
+    assert directory_state(url) == directory_state(one)
+    assert lookup_indexes(url) == LOOKUP_INDEXES
+
+    # Again, into a directory that has them.
+    expected = directory.import_directory(one, path, workers=0, batch_rows=50)
+    report = directory.import_directory(url, path, workers=workers, block_bytes=128, batch_rows=50)
+    assert counted(report) == counted(expected)
+    assert directory_state(url) == directory_state(one)
+
+
+@pytest.mark.usefixtures("forked")
+def test_a_chunk_cut_through_a_quoted_field_is_parsed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A quote inside an unquoted field fools the count of quotes that chooses where chunks
+    end: a chunk can end inside a quoted field. Its worker hands it back, and the importing
+    process parses the rest of the file itself, joining blocks as it must."""
+    lines = ["id,email,title"]
+    for i in range(120):
+        lines += [f'a{i},a{i}@acme.com,5" screen', f'b{i},b{i}@acme.com,"two', 'lines"']
+        lines += [f'c{i},c{i}@acme.com,7" tablet', f"d{i},d{i}@acme.com,plain"]
+    path = tmp_path / "quotes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "chunks").mkdir()
+    one, url = sqlite_url(tmp_path / "one"), sqlite_url(tmp_path / "chunks")
+    expected = directory.import_directory(one, path, workers=0)
+    assert expected.imported == 480
+    starts: list[int] = []
+
+    class Reader(directory._LineReader):
+        def __init__(self, handle: Any, kind: str, position: int = 0, line: int = 1) -> None:
+            starts.append(position)
+            super().__init__(handle, kind, position, line)
+
+    monkeypatch.setattr(directory, "_LineReader", Reader)
+    report = directory.import_directory(url, path, workers=2, block_bytes=64)
+    assert starts[0] == 0 and starts[1:] and starts[-1] > 0  # a chunk handed back
+    assert counted(report) == counted(expected)
+    assert directory_state(url) == directory_state(one)
+    titles = rows_of(url, "SELECT title FROM directory_people WHERE id IN ('a0', 'b7')")
+    assert sorted(titles) == [('5" screen',), ("two\nlines",)]
+
+
+@pytest.mark.usefixtures("forked")
+def test_a_file_error_in_a_workers_chunk_keeps_the_chunks_before_it(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "people.csv"
+    # The last line, without a line feed, is the final chunk; its quoted field is longer than
+    # the csv module reads.
+    path.write_text(people_csv(300) + 'x1,Al,Bo,al@acme.com,Acme,"' + "x" * 200_000 + '"')
+    with pytest.raises(FileFormatError, match="field larger than field limit"):
+        directory.import_directory(url, path, workers=2, block_bytes=256, batch_rows=50)
+    assert rows_of(url, "SELECT count(*) FROM directory_people") == [(300,)]
+    assert lookup_indexes(url) == LOOKUP_INDEXES
+
+
+def test_workers_are_forked_only_from_a_process_of_one_thread() -> None:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here")
+    stop = threading.Event()
+    if threading.active_count() == 1:
+        assert directory._context().get_start_method() == "fork"
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert directory._context().get_start_method() == "forkserver"
+    finally:
+        stop.set()
+        other.join()
 
 
 # -- the command, on SQLite and PostgreSQL -----------------------------------------------------

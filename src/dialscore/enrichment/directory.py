@@ -46,6 +46,7 @@ import multiprocessing
 import os
 import re
 import sqlite3
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -1035,29 +1036,51 @@ class _Block:
     end: int  # the file position after it
     final: bool
 
+    @property
+    def start(self) -> int:
+        return self.end - len(self.data)
 
-def _blocks(handle: IO[bytes], kind: str, block_bytes: int) -> Iterator[_Block]:
-    """The file in blocks of whole lines of about ``block_bytes`` bytes; the last one, final,
-    holds what follows the last line feed (often nothing)."""
-    carry = b""
-    line = 1
-    position = 0
-    while chunk := handle.read(block_bytes):
-        position += len(chunk)
-        data = carry + chunk
-        cut = _cut(data, kind)
-        if cut < 0:
-            if len(data) > MAX_LINE_BYTES:
-                raise FileFormatError(
-                    f"line {line}: longer than {MAX_LINE_BYTES >> 20} MiB (CSV: or an "
-                    "unterminated quoted field)"
-                )
-            carry = data
-            continue
-        block, carry = data[: cut + 1], data[cut + 1 :]
-        yield _Block(block, line, position - len(carry), final=False)
-        line += block.count(b"\n")
-    yield _Block(carry, line, position, final=True)
+
+class _LineReader:
+    """A file's whole lines in blocks of about the size asked for at each read, from
+    ``position``, where line ``line`` begins; the last block, final, holds what follows the
+    last line feed (often nothing)."""
+
+    def __init__(self, handle: IO[bytes], kind: str, position: int = 0, line: int = 1) -> None:
+        handle.seek(position)
+        self.handle = handle
+        self.kind = kind
+        self.position = position
+        self.line = line
+        self.carry = b""
+        self.done = False
+
+    def read(self, size: int) -> _Block | None:
+        """The next block, None after the final one."""
+        if self.done:
+            return None
+        while chunk := self.handle.read(size):
+            self.position += len(chunk)
+            data = self.carry + chunk
+            cut = _cut(data, self.kind)
+            if cut < 0:
+                if len(data) > MAX_LINE_BYTES:
+                    raise FileFormatError(
+                        f"line {self.line}: longer than {MAX_LINE_BYTES >> 20} MiB (CSV: or "
+                        "an unterminated quoted field)"
+                    )
+                self.carry = data
+                continue
+            block, self.carry = data[: cut + 1], data[cut + 1 :]
+            found = _Block(block, self.line, self.position - len(self.carry), final=False)
+            self.line += block.count(b"\n")
+            return found
+        self.done = True
+        return _Block(self.carry, self.line, self.position, final=True)
+
+    def blocks(self, size: int) -> Iterator[_Block]:
+        while (block := self.read(size)) is not None:
+            yield block
 
 
 def _pool_size(size: int, workers: int | None) -> int:
@@ -1072,11 +1095,15 @@ def _pool_size(size: int, workers: int | None) -> int:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    """Where the workers come from: forked from a server process that has imported this
-    module (started once, fresh: none of the importing process's threads or connections),
-    so that a worker starts in milliseconds, without importing anything again; spawned
+    """Where the workers come from: forked from this process when it runs no other thread
+    (the command does, unless it draws a progress bar), which takes milliseconds; else from
+    a server process that has imported this module (started once, fresh: none of this
+    process's threads or connections), which takes about a second the first time; spawned
     where there is no fork."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" not in methods:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
@@ -1086,16 +1113,20 @@ def _context() -> multiprocessing.context.BaseContext:
 class _BlockParser:
     """Parses a file's blocks in order: in ``workers`` processes (none: here), each CSV block
     once the header is known; a CSV block cut through a quoted field is parsed again joined
-    with the next."""
+    with the next. Reads from ``reader``'s position, with ``layout`` when the header is
+    known."""
 
-    def __init__(self, handle: IO[bytes], kind: str, block_bytes: int) -> None:
-        self.kind = kind
-        self.blocks = _blocks(handle, kind, block_bytes)
-        self.layout: CsvLayout | None = None
+    def __init__(
+        self, reader: _LineReader, block_bytes: int, layout: CsvLayout | None = None
+    ) -> None:
+        self.kind = reader.kind
+        self.blocks = reader.blocks(block_bytes)
+        self.layout = layout
         self.pending: deque[tuple[_Block, Future[BlockResult] | None]] = deque()
 
     def results(self, workers: int) -> Iterator[tuple[BlockResult, int]]:
-        """(parsed block, file position after it), in file order."""
+        """(parsed block, file position after it), in file order. Parsed here, a block is
+        yielded before the next is read."""
         with ExitStack() as stack:
             pool = None
             ready: Future[None] | None = None
@@ -1108,8 +1139,7 @@ class _BlockParser:
                 ready = pool.submit(_ready)
             for block in self.blocks:
                 # A CSV file's blocks need its header, which the first one parsed here finds.
-                known = self.kind != "csv" or self.layout is not None
-                if pool is None or not ready or not ready.done() or not known:
+                if pool is None or not ready or not ready.done() or not self.knows_layout:
                     self.pending.append((block, None))
                 else:
                     args = (self.kind, self.layout, block.first_line, block.data, block.final)
@@ -1120,6 +1150,11 @@ class _BlockParser:
                     yield self._settle()
             while self.pending:
                 yield self._settle()
+
+    @property
+    def knows_layout(self) -> bool:
+        """Whether its blocks can be parsed anywhere: a CSV file's header has been read."""
+        return self.kind != "csv" or self.layout is not None
 
     def _parse(self, block: _Block) -> BlockResult:
         return parse_block(self.kind, self.layout, block.first_line, block.data, block.final)
@@ -1348,16 +1383,16 @@ def _make_company_tables(
 
 
 def _batches(
-    blocks: Iterator[tuple[list[Row], int]], batch_rows: int
+    blocks: Iterator[tuple[list[Row], int]], batch_rows: int, first: int | None = None
 ) -> Iterator[tuple[list[Row], int]]:
     """The parsed blocks' rows (each with the file position after its block) in batches of
     at most ``batch_rows`` with distinct ids, in file order: an id given again starts a new
-    batch, so that each row counts once, in order. The first batches are smaller, so that
-    writing starts early."""
+    batch, so that each row counts once, in order. The first batches are smaller (``first``
+    rows, by default an eighth), so that writing starts early."""
     batch: list[Row] = []
     ids: set[str | None] = set()
     position = 0
-    limit = max(1, batch_rows // 8)
+    limit = max(1, batch_rows // 8 if first is None else first)
     for rows, position in blocks:
         new = {row[0] for row in rows}
         if len(new) == len(rows) <= limit - len(batch) and ids.isdisjoint(new):
@@ -1376,6 +1411,246 @@ def _batches(
         yield batch, position
 
 
+def _write_rows(writer: _Writer, rows: list[Row], batch_rows: int) -> None:
+    """Writes the rows of one block, in as many batches as the ids it gives again need."""
+    for batch, _ in _batches(iter([(rows, 0)]), batch_rows, batch_rows):
+        writer.write(batch)
+
+
+# -- writing in the workers (SQLite) -------------------------------------------------------------
+
+# A worker parses and writes a chunk of about this many blocks: a transaction of some 40 000
+# rows of the bench's file, which holds the write lock for about a third of a second.
+CHUNK_BLOCKS = 8
+_NO_STOP = 1 << 62
+
+
+class _Turns:
+    """Whose turn it is to write: the workers write their chunks in file order, each once the
+    one before it is written, so that a record given again ends with its later row. From the
+    chunk ``stop`` names on, none is written."""
+
+    def __init__(self, context: multiprocessing.context.BaseContext) -> None:
+        self.condition = context.Condition()
+        # The next chunk to write, and the first not to write.
+        self.state = context.Array("q", [0, _NO_STOP], lock=False)
+
+    def wait(self, chunk: int) -> bool:
+        """Waits until ``chunk`` may be written; False when it must not be (a chunk before it
+        could not be written here, or the importing process gave up or ended)."""
+        parent = multiprocessing.parent_process()
+        with self.condition:
+            while self.state[0] != chunk and chunk < self.state[1]:
+                if not self.condition.wait(1.0) and parent is not None and not parent.is_alive():
+                    return False
+            return bool(chunk < self.state[1])
+
+    def written(self, chunk: int) -> None:
+        with self.condition:
+            self.state[0] = chunk + 1
+            self.condition.notify_all()
+
+    def stop(self, chunk: int) -> None:
+        with self.condition:
+            self.state[1] = min(self.state[1], chunk)
+            self.condition.notify_all()
+
+
+@dataclass
+class _ChunkWork:
+    """What every chunk of one import shares, given to each worker when it starts."""
+
+    url: str
+    path: Path
+    kind: str
+    now: datetime
+    deferred: bool
+    batch_rows: int
+    turns: _Turns
+
+
+@dataclass
+class _ChunkWritten:
+    """A chunk's rows parsed, and written unless ``written`` is False: then the importing
+    process goes on from the chunk's start itself."""
+
+    counts: DirectoryCounts
+    companies: CompanyCounts
+    written: bool
+    imported: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    replaced: CompanyCounts = field(default_factory=dict)
+
+
+# A worker's import and its writer (its own connection), from its start to its end.
+_chunk_work: tuple[_ChunkWork, _Writer] | None = None
+
+
+def _start_chunk_worker(work: _ChunkWork) -> None:
+    global _chunk_work
+    use_large_memos()
+    stack = ExitStack()
+    conn = stack.enter_context(_connect(work.url))
+    multiprocessing.util.Finalize(stack, stack.close, exitpriority=10)
+    _chunk_work = work, _Writer(conn, work.now, deferred=work.deferred)
+
+
+def write_chunk(
+    chunk: int, start: int, length: int, first_line: int, final: bool, layout: CsvLayout | None
+) -> _ChunkWritten:
+    """In a worker: parses a chunk of the file and writes its rows when its turn comes."""
+    assert _chunk_work is not None
+    work, writer = _chunk_work
+    try:
+        with work.path.open("rb") as handle:
+            handle.seek(start)
+            data = handle.read(length)
+        result = parse_block(work.kind, layout, first_line, data, final)
+    except BaseException:
+        work.turns.stop(chunk)
+        raise
+    if not work.turns.wait(chunk) or not result.clean:
+        # Cut through a quoted field: this chunk and the later ones are the importing
+        # process's to parse, joined as they must be.
+        work.turns.stop(chunk)
+        return _ChunkWritten(result.counts, result.companies, written=False)
+    writer.imported = writer.updated = writer.unchanged = 0
+    writer.replaced = {}
+    try:
+        _write_rows(writer, result.rows, work.batch_rows)
+    except BaseException:
+        work.turns.stop(chunk)
+        raise
+    work.turns.written(chunk)
+    return _ChunkWritten(
+        result.counts,
+        result.companies,
+        written=True,
+        imported=writer.imported,
+        updated=writer.updated,
+        unchanged=writer.unchanged,
+        replaced=writer.replaced,
+    )
+
+
+@dataclass
+class _Tally:
+    """What an import has parsed and written so far."""
+
+    counts: DirectoryCounts
+    writer: _Writer
+    # The companies of an import into an empty directory, as its rows are parsed; None for
+    # another import, or past MAX_COMPANY_COUNTS of them.
+    companies: CompanyCounts | None
+
+    def parsed(self, counts: DirectoryCounts, companies: CompanyCounts) -> None:
+        self.counts.add(counts)
+        if self.companies is not None:
+            for key, people in companies.items():
+                self.companies[key] = self.companies.get(key, 0) + people
+            if len(self.companies) > MAX_COMPANY_COUNTS:
+                self.companies = None
+
+    def written(self, chunk: _ChunkWritten) -> None:
+        """Adds a chunk a worker parsed and wrote."""
+        self.parsed(chunk.counts, chunk.companies)
+        writer = self.writer
+        writer.imported += chunk.imported
+        writer.updated += chunk.updated
+        writer.unchanged += chunk.unchanged
+        for key, people in chunk.replaced.items():
+            writer.replaced[key] = writer.replaced.get(key, 0) + people
+
+
+def _write_here(
+    results: Iterator[tuple[BlockResult, int]],
+    tally: _Tally,
+    batch_rows: int,
+    progress: Progress,
+    size: int,
+) -> None:
+    """Writes parsed blocks from this process, in batches."""
+
+    def parsed() -> Iterator[tuple[list[Row], int]]:
+        for result, position in results:
+            tally.parsed(result.counts, result.companies)
+            yield result.unpacked(), position
+
+    # Parsed results are gathered into batches on a helper thread while this one writes (the
+    # driver lets go of the interpreter while the database works).
+    with _prefetching(_batches(parsed(), batch_rows)) as ready:
+        for rows, position in ready:
+            tally.writer.write(rows)
+            progress("reading", position, size)
+
+
+def _write_in_workers(
+    work: _ChunkWork,
+    context: multiprocessing.context.BaseContext,
+    workers: int,
+    reader: _LineReader,
+    block_bytes: int,
+    tally: _Tally,
+    progress: Progress,
+    size: int,
+) -> _BlockParser:
+    """Has ``workers`` processes parse the file in chunks and write them, each its own in
+    file order (SQLite); the first blocks, until the header is read and a worker has started,
+    are parsed and written here. Returns the parser of what is left for this process: from a
+    chunk cut through a quoted field, the rest of the file; else nothing.
+
+    Parsed in the workers and written here, every row was packed, sent and unpacked, and its
+    writing ran beside the parsing on the same two cores: a million rows took 37-38
+    CPU-seconds, against 32 written by the workers."""
+    # Small blocks here: the header is all this process needs.
+    parser = _BlockParser(reader, max(1, block_bytes // 16))
+    with ProcessPoolExecutor(
+        workers, context, initializer=_start_chunk_worker, initargs=(work,)
+    ) as pool:
+        try:
+            # Every worker starts now (a pool starts one when it is given a task and none is
+            # idle), so that all are ready for the first chunks.
+            ready = [pool.submit(_ready) for _ in range(workers)]
+            here = parser.results(0)
+            while not (ready[0].done() and parser.knows_layout):
+                found = next(here, None)
+                if found is None:
+                    return parser
+                result, position = found
+                tally.parsed(result.counts, result.companies)
+                _write_rows(tally.writer, result.rows, work.batch_rows)
+                progress("reading", position, size)
+            pending: deque[tuple[_Block, Future[_ChunkWritten]]] = deque()
+            chunks = 0
+            chunk_bytes = block_bytes * CHUNK_BLOCKS
+            while True:
+                while len(pending) < 2 * workers:
+                    # Smaller chunks towards the end, so that the workers finish together (a
+                    # quarter at least: each transaction rewrites pages all over the id index).
+                    left = (size - reader.position) // (2 * workers)
+                    block = reader.read(max(chunk_bytes // 4, min(chunk_bytes, left)))
+                    if block is None:
+                        break
+                    args = (block.start, len(block.data), block.first_line, block.final)
+                    pending.append((block, pool.submit(write_chunk, chunks, *args, parser.layout)))
+                    chunks += 1
+                if not pending:
+                    return _BlockParser(reader, block_bytes, parser.layout)
+                block, future = pending.popleft()
+                written = future.result()
+                if not written.written:
+                    for _, later in pending:
+                        later.cancel()
+                    rest = _LineReader(reader.handle, reader.kind, block.start, block.first_line)
+                    return _BlockParser(rest, block_bytes, parser.layout)
+                tally.written(written)
+                progress("reading", block.end, size)
+        except BaseException:
+            work.turns.stop(0)
+            raise
+
+
 def import_directory(
     url: str,
     path: Path,
@@ -1387,7 +1662,8 @@ def import_directory(
 ) -> DirectoryReport:
     """Imports a directory file (CSV or JSON Lines, see the module's documentation) into
     ``directory_people``; ``progress`` hears ("reading", bytes read, file size). ``workers``:
-    processes that parse (0: none, this one parses; default: by the file's size and CPUs)."""
+    processes that parse, and on SQLite write what they parse (0: none, this one parses;
+    default: by the file's size and CPUs)."""
     started = time.perf_counter()
     kind = file_format(path)
     if kind == "jsonl" and _first_character(path) == b"[":
@@ -1396,6 +1672,7 @@ def import_directory(
         )
     counts = DirectoryCounts()
     size = max(1, path.stat().st_size)
+    workers = _pool_size(size, workers)
     with (
         _connect(url) as conn,
         path.open("rb") as handle,
@@ -1403,45 +1680,36 @@ def import_directory(
     ):
         tables: Future[CompanyTableRows] | None = None
         with _lookup_indexes_deferred(conn) as deferred:
-            writer = _Writer(conn, datetime.now(UTC), deferred=deferred)
-            parser = _BlockParser(handle, kind, block_bytes)
-            # The companies of an import into an empty directory, as its rows are parsed.
-            companies: CompanyCounts | None = {} if deferred else None
-
-            def parsed() -> Iterator[tuple[list[Row], int]]:
-                nonlocal companies
-                for result, position in parser.results(_pool_size(size, workers)):
-                    counts.add(result.counts)
-                    if companies is not None:
-                        for key, people in result.companies.items():
-                            companies[key] = companies.get(key, 0) + people
-                        if len(companies) > MAX_COMPANY_COUNTS:
-                            companies = None
-                    yield result.unpacked(), position
-
-            # Parsed results are gathered into batches on a helper thread while this one writes
-            # (the driver lets go of the interpreter while the database works).
-            with _prefetching(_batches(parsed(), batch_rows)) as ready:
-                for rows, position in ready:
-                    writer.write(rows)
-                    progress("reading", position, size)
+            now = datetime.now(UTC)
+            tally = _Tally(counts, _Writer(conn, now, deferred=deferred), {} if deferred else None)
+            reader = _LineReader(handle, kind)
+            if conn.sqlite is not None and workers:
+                context = _context()
+                work = _ChunkWork(url, path, kind, now, deferred, batch_rows, _Turns(context))
+                parser = _write_in_workers(
+                    work, context, workers, reader, block_bytes, tally, progress, size
+                )
+                workers = 0  # what is left is parsed here
+            else:
+                parser = _BlockParser(reader, block_bytes)
+            _write_here(parser.results(workers), tally, batch_rows, progress, size)
             if kind == "csv" and parser.layout is None:
                 csv_layout([])  # no header at all: raises, saying what the file needs
-            if companies is not None:
-                for key, people in writer.replaced.items():
-                    companies[key] -= people
+            if tally.companies is not None:
+                for key, people in tally.writer.replaced.items():
+                    tally.companies[key] -= people
                 # Their rows are worked out on the helper thread while the indexes are built
                 # (the database lets go of the interpreter meanwhile), and written after.
-                tables = helper.submit(company_table_rows, companies)
-        _make_company_tables(conn, writer, tables)
+                tables = helper.submit(company_table_rows, tally.companies)
+        _make_company_tables(conn, tally.writer, tables)
         if conn.postgres is not None:
             _analyze(conn.postgres, TABLE)
         progress("reading", size, size)
     return DirectoryReport(
         counts=counts,
         format=kind,
-        imported=writer.imported,
-        updated=writer.updated,
-        unchanged=writer.unchanged,
+        imported=tally.writer.imported,
+        updated=tally.writer.updated,
+        unchanged=tally.writer.unchanged,
         seconds=time.perf_counter() - started,
     )
