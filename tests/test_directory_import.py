@@ -12,6 +12,7 @@ import io
 import json
 import multiprocessing
 import random
+import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -367,12 +368,12 @@ def test_an_id_given_again_in_a_file_takes_the_later_row(database_url: str, tmp_
     ]
 
 
-LOOKUP_INDEXES = ["ix_directory_people_company", "ix_directory_people_email",
-                  "ix_directory_people_linkedin"]  # fmt: skip
+INDEXES = ["ix_directory_people_company", "ix_directory_people_email",
+           "ix_directory_people_linkedin", "ux_directory_people_id"]  # fmt: skip
 
 
-def lookup_indexes(url: str) -> list[str]:
-    """The lookup indexes the directory has (SQLite)."""
+def indexes(url: str) -> list[str]:
+    """The indexes the directory has (SQLite)."""
     return [
         name
         for (name,) in rows_of(
@@ -389,22 +390,22 @@ def sqlite_url(tmp_path: Path) -> str:
     return url
 
 
-def test_an_import_into_an_empty_directory_builds_the_lookup_indexes_at_its_end(
+def test_an_import_into_an_empty_directory_builds_the_indexes_at_its_end(
     tmp_path: Path,
 ) -> None:
     url = sqlite_url(tmp_path)
-    assert lookup_indexes(url) == LOOKUP_INDEXES
+    assert indexes(url) == INDEXES
     path = tmp_path / "people.csv"
     path.write_text(people_csv(300))
     seen: list[list[str]] = []
 
     def progress(phase: str, done: int, total: int) -> None:
-        seen.append(lookup_indexes(url))
+        seen.append(indexes(url))
 
     directory.import_directory(url, path, batch_rows=50, progress=progress)
     # Written without them, in batches; built before the import returns.
     assert seen[0] == []
-    assert lookup_indexes(url) == LOOKUP_INDEXES
+    assert indexes(url) == INDEXES
     plan = rows_of(
         url, "EXPLAIN QUERY PLAN SELECT id FROM directory_people WHERE email_key = 'a@acme.com'"
     )
@@ -413,16 +414,16 @@ def test_an_import_into_an_empty_directory_builds_the_lookup_indexes_at_its_end(
     # A directory with people keeps them while it is written.
     seen.clear()
     directory.import_directory(url, path, batch_rows=50, progress=progress)
-    assert seen and all(indexes == LOOKUP_INDEXES for indexes in seen)
+    assert seen and all(indexes == INDEXES for indexes in seen)
 
 
-def test_a_failed_import_leaves_the_lookup_indexes(tmp_path: Path) -> None:
+def test_a_failed_import_leaves_the_indexes(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path)
     path = tmp_path / "people.csv"
     path.write_text("ann@acme.com,Acme\n")  # no header
     with pytest.raises(FileFormatError):
         directory.import_directory(url, path)
-    assert lookup_indexes(url) == LOOKUP_INDEXES
+    assert indexes(url) == INDEXES
 
 
 def test_an_import_builds_the_indexes_an_import_stopped_midway_left_unbuilt(
@@ -433,10 +434,32 @@ def test_an_import_builds_the_indexes_an_import_stopped_midway_left_unbuilt(
     path.write_text(people_csv(20))
     directory.import_directory(url, path)
     rows_of(url, "DROP INDEX ix_directory_people_email")  # as a killed import leaves it
-    assert lookup_indexes(url) == [LOOKUP_INDEXES[0], LOOKUP_INDEXES[2]]
+    assert indexes(url) == [INDEXES[0], *INDEXES[2:]]
     report = directory.import_directory(url, path)
     assert (report.imported, report.unchanged) == (0, 20)
-    assert lookup_indexes(url) == LOOKUP_INDEXES
+    assert indexes(url) == INDEXES
+
+
+def test_an_import_settles_the_ids_an_import_stopped_midway_left_twice(tmp_path: Path) -> None:
+    """An import into an empty directory appends every row and settles the records given
+    again at its end; killed before, it leaves them twice, without the ids' index. The next
+    import keeps the later row of each (as the killed one would have) and builds it."""
+    url = sqlite_url(tmp_path)
+    path = tmp_path / "people.csv"
+    path.write_text(people_csv(20))
+    directory.import_directory(url, path)
+    columns = ", ".join(name for name in directory.COLUMNS if name != "title")
+    with sqlite3.connect(tmp_path / "fresh.db") as conn:
+        conn.execute("DROP INDEX ux_directory_people_id")
+        conn.execute(
+            f"INSERT INTO directory_people ({columns}, title, updated_at) SELECT {columns}, "
+            "'later', updated_at FROM directory_people WHERE id IN ('p3', 'p7')"
+        )
+    assert rows_of(url, "SELECT count(*) FROM directory_people") == [(22,)]
+    report = directory.import_directory(url, path)
+    assert (report.imported, report.updated, report.unchanged) == (0, 2, 18)
+    assert indexes(url) == INDEXES
+    assert rows_of(url, "SELECT count(*), count(DISTINCT id) FROM directory_people") == [(20, 20)]
 
 
 COMPANIES_CSV = (
@@ -584,7 +607,7 @@ def test_workers_write_their_chunks_as_one_pass_does(
     assert len(chunks) > 20 and sum(chunks) > 500  # the workers wrote most of them
     assert counted(report) == counted(expected)
     assert directory_state(url) == directory_state(one)
-    assert lookup_indexes(url) == LOOKUP_INDEXES
+    assert indexes(url) == INDEXES
 
     # Again, into a directory that has them.
     expected = directory.import_directory(one, path, workers=0, batch_rows=50)
@@ -637,7 +660,7 @@ def test_a_file_error_in_a_workers_chunk_keeps_the_chunks_before_it(tmp_path: Pa
     with pytest.raises(FileFormatError, match="field larger than field limit"):
         directory.import_directory(url, path, workers=2, block_bytes=256, batch_rows=50)
     assert rows_of(url, "SELECT count(*) FROM directory_people") == [(300,)]
-    assert lookup_indexes(url) == LOOKUP_INDEXES
+    assert indexes(url) == INDEXES
 
 
 def test_workers_are_forked_only_from_a_process_of_one_thread() -> None:

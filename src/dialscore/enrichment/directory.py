@@ -48,15 +48,19 @@ import re
 import sqlite3
 import threading
 import time
-from collections import deque
+from array import array
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache, lru_cache
+from itertools import groupby, pairwise
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, NamedTuple
+from zlib import crc32
 
 import phonenumbers
 
@@ -1190,16 +1194,19 @@ def _sqlite_timestamp(now: datetime) -> str:
 
 class _Writer:
     """Upserts batches of rows with distinct ids, counting new, changed and unchanged ones;
-    the records it adds or changes take ``now`` as their ``updated_at``."""
+    the records it adds or changes take ``now`` as their ``updated_at``. Into an empty
+    directory (``deferred``, SQLite: no indexes until the end), it appends them, and
+    ``resolve_repeated_ids`` settles the records given again."""
 
     def __init__(self, conn: _Connection, now: datetime, *, deferred: bool = False) -> None:
         self.conn = conn
         self.now = now
-        # The lookup indexes are built after the rows are written.
         self.deferred = deferred
         self.imported = self.updated = self.unchanged = 0
         # Of a deferred import, the companies of the records that rows given again replaced.
         self.replaced: CompanyCounts = {}
+        # Of a deferred import, each batch's first rowid and its ids' checksums.
+        self.appended: list[tuple[int, array[int]]] = []
         updates = ", ".join(f"{c} = excluded.{c}" for c in (*_VALUES, "updated_at"))
         if conn.sqlite is not None:
             # The email and LinkedIn indexes are written at random: a roomy cache for them.
@@ -1214,7 +1221,7 @@ class _Writer:
                 f"VALUES ({', '.join('?' for _ in COLUMNS)}, '{_sqlite_timestamp(now)}') "
             )
             self.upsert = f"{insert} ON CONFLICT (id) DO UPDATE SET {updates} WHERE {changed}"
-            self.insert = f"{insert} ON CONFLICT (id) DO NOTHING"
+            self.append = insert
         else:
             assert conn.postgres is not None
             columns = ", ".join(f"{c} {'json' if c == 'phones' else 'text'}" for c in COLUMNS)
@@ -1249,7 +1256,8 @@ class _Writer:
                 # an updated one keeps its own: the rows above the old largest are the new.
                 (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
                 if self.deferred:
-                    added, updated = self._write_new(lite, rows, top)
+                    self._append(lite, rows, top)
+                    added, updated = len(rows), 0
                 else:
                     changed = lite.executemany(self.upsert, rows).rowcount
                     (added,) = lite.execute(
@@ -1272,26 +1280,13 @@ class _Writer:
         self.updated += updated
         self.unchanged += len(rows) - added - updated
 
-    def _write_new(self, lite: sqlite3.Connection, rows: list[Row], top: int) -> tuple[int, int]:
-        """Inserts rows into a directory that was empty, then updates the records that rows
-        given again in the file name, noting the companies they had. Returns (added,
-        updated)."""
-        added: int = lite.executemany(self.insert, rows).rowcount
-        if added == len(rows):
-            return added, 0
-        new = {record_id for (record_id,) in lite.execute(
-            f"SELECT id FROM {TABLE} WHERE rowid > ?", (top,)
-        )}  # fmt: skip
-        again = [row for row in rows if row[0] not in new]
-        replaced = lite.execute(
-            f"SELECT company_name_key, company_domain, company_page FROM {TABLE} "
-            "WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps([row[0] for row in again]),),
-        )
-        for key in replaced:
-            self.replaced[key] = self.replaced.get(key, 0) + 1
-        updated: int = lite.executemany(self.upsert, again).rowcount
-        return added, updated
+    def _append(self, lite: sqlite3.Connection, rows: list[Row], top: int) -> None:
+        """Appends rows to a directory without indexes: they take the rowids after ``top``,
+        in order (this connection holds the write lock)."""
+        lite.executemany(self.append, rows)
+        # A row's id is never None.
+        checksums = [crc32(row[0].encode()) for row in rows]  # type: ignore[union-attr]
+        self.appended.append((top + 1, array("I", checksums)))
 
 
 _EMAIL_KEY_AT = COLUMNS.index("email_key")
@@ -1301,9 +1296,12 @@ def _email_order(row: Row) -> str:
     return row[_EMAIL_KEY_AT] or ""
 
 
-def _lookup_indexes() -> list[tuple[str, str]]:
-    """(name, ``CREATE INDEX IF NOT EXISTS``) of each of ``directory_people``'s lookup
-    indexes, as the model declares them, for SQLite."""
+ID_INDEX = "ux_directory_people_id"
+
+
+def _indexes() -> list[tuple[str, str]]:
+    """(name, ``CREATE INDEX IF NOT EXISTS``) of each of ``directory_people``'s indexes (the
+    ids' unique one and the lookup ones), as the model declares them, for SQLite."""
     from sqlalchemy import Table
     from sqlalchemy.dialects import sqlite
     from sqlalchemy.schema import CreateIndex
@@ -1319,20 +1317,43 @@ def _lookup_indexes() -> list[tuple[str, str]]:
     ]
 
 
+# Of the rows of each id, all but the last one, by rowid.
+_EARLIER_ROWS = (
+    f"SELECT rowid FROM (SELECT rowid, row_number() OVER (PARTITION BY id ORDER BY rowid DESC) "
+    f"AS later FROM {TABLE}) AS versions WHERE later > 1"
+)
+
+
+def _create_index(lite: sqlite3.Connection, name: str, create: str) -> None:
+    """Creates an index; the ids' unique one after removing, of the rows an import that
+    ended before settling them left with one id, all but the last."""
+    if name != ID_INDEX:
+        lite.execute(create)
+        return
+    try:
+        lite.execute(create)
+    except sqlite3.IntegrityError:
+        lite.execute(f"DELETE FROM {TABLE} WHERE rowid IN ({_EARLIER_ROWS})")
+        lite.execute(create)
+
+
 @contextmanager
-def _lookup_indexes_deferred(conn: _Connection) -> Iterator[bool]:
-    """On SQLite, drops the lookup indexes of an empty directory and builds them when the
-    import ends, however it ends: built once after the rows, they cost 3-4 µs a row, kept up
-    to date row by row 5-7. Builds any an earlier import stopped before building. Yields
-    whether it dropped them."""
+def _indexes_deferred(conn: _Connection) -> Iterator[bool]:
+    """On SQLite, drops the indexes of an empty directory and builds them when the import
+    ends, however it ends: built once after the rows, they cost 3-4 µs a row, kept up to
+    date row by row 5-7 (the ids' one more: its keys come at random). Builds any an earlier
+    import stopped before building. Yields whether it dropped them."""
     lite = conn.sqlite
     if lite is None:
         yield False
         return
     with _sqlite_transaction(lite):
         (empty,) = lite.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {TABLE})").fetchone()
-        for name, create in _lookup_indexes():
-            lite.execute(f'DROP INDEX IF EXISTS "{name}"' if empty else create)
+        for name, create in _indexes():
+            if empty:
+                lite.execute(f'DROP INDEX IF EXISTS "{name}"')
+            else:
+                _create_index(lite, name, create)
     try:
         yield bool(empty)
     finally:
@@ -1343,8 +1364,70 @@ def _lookup_indexes_deferred(conn: _Connection) -> Iterator[bool]:
             lite.execute(f"PRAGMA threads = {min(4, os.cpu_count() or 1)}")
             lite.execute("PRAGMA cache_size = -4096")
             with _sqlite_transaction(lite):
-                for _, create in _lookup_indexes():
-                    lite.execute(create)
+                for name, create in _indexes():
+                    _create_index(lite, name, create)
+
+
+class _RepeatedIds:
+    """The ids an import into an empty directory appended, by their checksums, as its
+    batches are written: which rows may give a record again."""
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[int, array[int]]] = []
+        self.seen: set[int] = set()
+        self.repeated: set[int] = set()
+
+    def add(self, batches: list[tuple[int, array[int]]]) -> None:
+        """Adds batches of (first rowid, ids' checksums)."""
+        for first, checksums in batches:
+            self.batches.append((first, checksums))
+            fresh = set(checksums)
+            if len(fresh) < len(checksums):
+                self.repeated.update(c for c, rows in Counter(checksums).items() if rows > 1)
+            self.repeated |= fresh & self.seen
+            self.seen |= fresh
+
+    def rowids(self) -> list[int]:
+        """The rowids of the rows whose ids' checksums came more than once."""
+        if not self.repeated:
+            return []
+        repeated = self.repeated
+        return [
+            first + at
+            for first, checksums in self.batches
+            for at, checksum in enumerate(checksums)
+            if checksum in repeated
+        ]
+
+
+def resolve_repeated_ids(lite: sqlite3.Connection, writer: _Writer, rowids: list[int]) -> None:
+    """Of the records an import into an empty directory appended more than once (a record
+    given again later in the file), keeps the last row, counts each later one as an update
+    of the one before it (unchanged when the same), and notes the companies of the rows it
+    removes. ``rowids``: the rows whose ids may have come more than once."""
+    if not rowids:
+        return
+    earlier: list[int] = []
+    with _sqlite_transaction(lite):
+        found = lite.execute(
+            f"SELECT rowid, id, {', '.join(_VALUES)} FROM {TABLE} "
+            "WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY id, rowid",
+            (json.dumps(rowids),),
+        ).fetchall()
+        for _, versions in groupby(found, key=itemgetter(1)):
+            for before, after in pairwise(versions):
+                earlier.append(before[0])
+                writer.imported -= 1
+                if before[2:] == after[2:]:
+                    writer.unchanged += 1
+                else:
+                    writer.updated += 1
+                company = tuple(before[-3:])
+                writer.replaced[company] = writer.replaced.get(company, 0) + 1
+        lite.execute(
+            f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(earlier),),
+        )
 
 
 def _make_company_tables(
@@ -1356,10 +1439,10 @@ def _make_company_tables(
     if conn.sqlite is not None:
         lite = conn.sqlite
         with _sqlite_transaction(lite):
-            # Rowids number the rows of a table that was empty from 1: none were added but
-            # this import's.
-            (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
-            if parsed is None or top != writer.imported:
+            # The table was empty: it holds this import's records alone unless another
+            # import wrote meanwhile.
+            (records,) = lite.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
+            if parsed is None or records != writer.imported:
                 for statement in COMPANY_TABLES_SQL:
                     lite.execute(statement)
                 return
@@ -1411,10 +1494,10 @@ def _batches(
         yield batch, position
 
 
-def _write_rows(writer: _Writer, rows: list[Row], batch_rows: int) -> None:
-    """Writes the rows of one block, in as many batches as the ids it gives again need."""
+def _distinct(rows: list[Row], batch_rows: int) -> Iterator[list[Row]]:
+    """One block's rows in batches of distinct ids (an id given again starts the next)."""
     for batch, _ in _batches(iter([(rows, 0)]), batch_rows, batch_rows):
-        writer.write(batch)
+        yield batch
 
 
 # -- writing in the workers (SQLite) -------------------------------------------------------------
@@ -1480,7 +1563,7 @@ class _ChunkWritten:
     imported: int = 0
     updated: int = 0
     unchanged: int = 0
-    replaced: CompanyCounts = field(default_factory=dict)
+    appended: list[tuple[int, array[int]]] = field(default_factory=list)
 
 
 # A worker's import and its writer (its own connection), from its start to its end.
@@ -1516,9 +1599,10 @@ def write_chunk(
         work.turns.stop(chunk)
         return _ChunkWritten(result.counts, result.companies, written=False)
     writer.imported = writer.updated = writer.unchanged = 0
-    writer.replaced = {}
+    writer.appended = []
     try:
-        _write_rows(writer, result.rows, work.batch_rows)
+        for batch in _distinct(result.rows, work.batch_rows):
+            writer.write(batch)
     except BaseException:
         work.turns.stop(chunk)
         raise
@@ -1530,7 +1614,7 @@ def write_chunk(
         imported=writer.imported,
         updated=writer.updated,
         unchanged=writer.unchanged,
-        replaced=writer.replaced,
+        appended=writer.appended,
     )
 
 
@@ -1543,6 +1627,8 @@ class _Tally:
     # The companies of an import into an empty directory, as its rows are parsed; None for
     # another import, or past MAX_COMPANY_COUNTS of them.
     companies: CompanyCounts | None
+    # The ids an import into an empty directory appended.
+    ids: _RepeatedIds = field(default_factory=_RepeatedIds)
 
     def parsed(self, counts: DirectoryCounts, companies: CompanyCounts) -> None:
         self.counts.add(counts)
@@ -1559,8 +1645,13 @@ class _Tally:
         writer.imported += chunk.imported
         writer.updated += chunk.updated
         writer.unchanged += chunk.unchanged
-        for key, people in chunk.replaced.items():
-            writer.replaced[key] = writer.replaced.get(key, 0) + people
+        self.ids.add(chunk.appended)
+
+    def write(self, rows: list[Row]) -> None:
+        """Writes a batch of rows with distinct ids from this process."""
+        self.writer.write(rows)
+        self.ids.add(self.writer.appended)
+        self.writer.appended.clear()
 
 
 def _write_here(
@@ -1581,7 +1672,7 @@ def _write_here(
     # driver lets go of the interpreter while the database works).
     with _prefetching(_batches(parsed(), batch_rows)) as ready:
         for rows, position in ready:
-            tally.writer.write(rows)
+            tally.write(rows)
             progress("reading", position, size)
 
 
@@ -1619,7 +1710,8 @@ def _write_in_workers(
                     return parser
                 result, position = found
                 tally.parsed(result.counts, result.companies)
-                _write_rows(tally.writer, result.rows, work.batch_rows)
+                for batch in _distinct(result.rows, work.batch_rows):
+                    tally.write(batch)
                 progress("reading", position, size)
             pending: deque[tuple[_Block, Future[_ChunkWritten]]] = deque()
             chunks = 0
@@ -1679,7 +1771,7 @@ def import_directory(
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="company-tables") as helper,
     ):
         tables: Future[CompanyTableRows] | None = None
-        with _lookup_indexes_deferred(conn) as deferred:
+        with _indexes_deferred(conn) as deferred:
             now = datetime.now(UTC)
             tally = _Tally(counts, _Writer(conn, now, deferred=deferred), {} if deferred else None)
             reader = _LineReader(handle, kind)
@@ -1695,6 +1787,9 @@ def import_directory(
             _write_here(parser.results(workers), tally, batch_rows, progress, size)
             if kind == "csv" and parser.layout is None:
                 csv_layout([])  # no header at all: raises, saying what the file needs
+            if deferred:
+                assert conn.sqlite is not None
+                resolve_repeated_ids(conn.sqlite, tally.writer, tally.ids.rowids())
             if tally.companies is not None:
                 for key, people in tally.writer.replaced.items():
                     tally.companies[key] -= people
