@@ -1374,6 +1374,7 @@ class _RepeatedIds:
 
     def __init__(self) -> None:
         self.batches: list[tuple[int, array[int]]] = []
+        self.rows = 0
         self.seen: set[int] = set()
         self.repeated: set[int] = set()
 
@@ -1381,6 +1382,7 @@ class _RepeatedIds:
         """Adds batches of (first rowid, ids' checksums)."""
         for first, checksums in batches:
             self.batches.append((first, checksums))
+            self.rows += len(checksums)
             fresh = set(checksums)
             if len(fresh) < len(checksums):
                 self.repeated.update(c for c, rows in Counter(checksums).items() if rows > 1)
@@ -1431,18 +1433,19 @@ def resolve_repeated_ids(lite: sqlite3.Connection, writer: _Writer, rowids: list
 
 
 def _make_company_tables(
-    conn: _Connection, writer: _Writer, parsed: Future[CompanyTableRows] | None
+    conn: _Connection, parsed: Future[CompanyTableRows] | None, appended: int
 ) -> None:
     """Makes the company tables: from the rows worked out from the companies counted as the
     file was parsed (``parsed``) when the directory holds those rows alone (an import into
-    an empty one, which no other import wrote to), else by counting the table."""
+    an empty one, which appended ``appended`` rows and no other import wrote to), else by
+    counting the table."""
     if conn.sqlite is not None:
         lite = conn.sqlite
         with _sqlite_transaction(lite):
-            # The table was empty: it holds this import's records alone unless another
-            # import wrote meanwhile.
-            (records,) = lite.execute(f"SELECT count(*) FROM {TABLE}").fetchone()
-            if parsed is None or records != writer.imported:
+            # Rowids number the rows appended to a table that was empty from 1; those of
+            # records given again are gone, but never the last row.
+            (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
+            if parsed is None or top != appended:
                 for statement in COMPANY_TABLES_SQL:
                     lite.execute(statement)
                 return
@@ -1796,7 +1799,7 @@ def import_directory(
                 # Their rows are worked out on the helper thread while the indexes are built
                 # (the database lets go of the interpreter meanwhile), and written after.
                 tables = helper.submit(company_table_rows, tally.companies)
-        _make_company_tables(conn, tally.writer, tables)
+        _make_company_tables(conn, tables, tally.ids.rows)
         if conn.postgres is not None:
             _analyze(conn.postgres, TABLE)
         progress("reading", size, size)
