@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import phonenumbers
+import psycopg
 import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -530,6 +531,43 @@ def test_a_record_given_again_has_its_company_counted_once(
     report = directory.import_directory(url, path, batch_rows=batch_rows)
     assert (report.imported, report.updated, report.unchanged) == (12, 1, 1)
     assert company_tables(url) == ([("summit", "summit.io", 3)], COMPANY_TABLES[1])
+
+
+def test_a_reimport_sets_the_keys_of_the_records_it_changes(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A changed record's keys follow its values, and a key that no longer is what the
+    values give (as after a change to how keys are made) is made again, while a record
+    that did not change keeps its index entries."""
+    path = tmp_path / "people.csv"
+    path.write_text(people_csv(30))
+    directory.import_directory(database_url, path)
+    stale = "UPDATE directory_people SET email_key = 'stale@acme.com' WHERE id = 'p5'"
+    if database_url.startswith("sqlite"):
+        with sqlite3.connect(database_url.removeprefix("sqlite:///")) as conn:
+            conn.execute(stale)
+    else:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(stale)
+    path.write_text(people_csv(30).replace("ann3@acme.com", "ann.three@acme.com"))
+    report = directory.import_directory(database_url, path)
+    assert (report.imported, report.updated, report.unchanged) == (0, 2, 28)
+    found = rows_of(
+        database_url,
+        "SELECT id, email_key FROM directory_people WHERE email_key IN "
+        "('ann.three@acme.com', 'ann3@acme.com', 'ann5@acme.com', 'stale@acme.com') ORDER BY id",
+    )
+    assert found == [("p3", "ann.three@acme.com"), ("p5", "ann5@acme.com")]
+
+
+def test_the_indexed_keys_are_the_lookup_indexes_columns() -> None:
+    indexed = {
+        column.name
+        for index in DirectoryPerson.__table__.indexes  # type: ignore[attr-defined]
+        if not index.unique
+        for column in index.columns
+    }
+    assert indexed == set(directory._INDEXED_KEYS)
 
 
 # -- chunks the workers parse and write (SQLite) ----------------------------------------------

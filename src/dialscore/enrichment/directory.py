@@ -1220,8 +1220,29 @@ class _Writer:
                 f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}, updated_at) "
                 f"VALUES ({', '.join('?' for _ in COLUMNS)}, '{_sqlite_timestamp(now)}') "
             )
-            self.upsert = f"{insert} ON CONFLICT (id) DO UPDATE SET {updates} WHERE {changed}"
+            # A changed record's columns but the indexed keys: SQLite rewrites an index entry
+            # whenever its column is set, even to the same value, which made every change
+            # cost three index updates. The keys are set after, where they differ, on the
+            # rows a trigger notes (the trigger is this connection's own).
+            plain = [c for c in (*_VALUES, "updated_at") if c not in _INDEXED_KEYS]
+            self.upsert = (
+                f"{insert} ON CONFLICT (id) DO UPDATE SET "
+                + ", ".join(f"{c} = excluded.{c}" for c in plain)
+                + f" WHERE {changed}"
+            )
+            keys = ", ".join(_INDEXED_KEYS)
+            self.set_keys = (
+                f"UPDATE {TABLE} SET ({keys}) = ({', '.join('?' for _ in _INDEXED_KEYS)}) "
+                f"WHERE id = ? AND ({keys}) IS NOT ({', '.join('?' for _ in _INDEXED_KEYS)})"
+            )
             self.append = insert
+            if not deferred:
+                conn.sqlite.execute("CREATE TEMP TABLE IF NOT EXISTS directory_changed (row)")
+                conn.sqlite.execute(
+                    "CREATE TEMP TRIGGER IF NOT EXISTS directory_changed AFTER UPDATE OF "
+                    f"{', '.join(plain)} ON main.{TABLE} "
+                    "BEGIN INSERT INTO directory_changed VALUES (new.rowid); END"
+                )
         else:
             assert conn.postgres is not None
             columns = ", ".join(f"{c} {'json' if c == 'phones' else 'text'}" for c in COLUMNS)
@@ -1264,6 +1285,8 @@ class _Writer:
                         f"SELECT count(*) FROM {TABLE} WHERE rowid > ?", (top,)
                     ).fetchone()
                     updated = changed - added
+                    if updated:
+                        self._set_keys(lite, rows)
         else:
             assert self.conn.postgres is not None
             pg = self.conn.postgres
@@ -1280,6 +1303,19 @@ class _Writer:
         self.updated += updated
         self.unchanged += len(rows) - added - updated
 
+    def _set_keys(self, lite: sqlite3.Connection, rows: list[Row]) -> None:
+        """Sets the indexed keys of the records the upsert changed, where they differ."""
+        changed = lite.execute(
+            f"SELECT id FROM {TABLE} WHERE rowid IN (SELECT row FROM directory_changed)"
+        ).fetchall()
+        lite.execute("DELETE FROM directory_changed")
+        by_id = {row[0]: row for row in rows}
+        params = []
+        for (record_id,) in changed:
+            keys = _indexed_keys(by_id[record_id])
+            params.append((*keys, record_id, *keys))
+        lite.executemany(self.set_keys, params)
+
     def _append(self, lite: sqlite3.Connection, rows: list[Row], top: int) -> None:
         """Appends rows to a directory without indexes: they take the rowids after ``top``,
         in order (this connection holds the write lock)."""
@@ -1290,6 +1326,9 @@ class _Writer:
 
 
 _EMAIL_KEY_AT = COLUMNS.index("email_key")
+# The columns of the lookup indexes (models.DirectoryPerson), and where a row has them.
+_INDEXED_KEYS = ("email_key", "linkedin_key", "last_name_key", "company_key", "first_initial")
+_indexed_keys = itemgetter(*(COLUMNS.index(key) for key in _INDEXED_KEYS))
 
 
 def _email_order(row: Row) -> str:
