@@ -642,7 +642,8 @@ def test_workers_write_their_chunks_as_one_pass_does(
     assert (expected.imported, expected.updated, expected.unchanged) == (601, 21, 8)
     chunks = worker_chunks(monkeypatch)
     report = directory.import_directory(url, path, workers=workers, block_bytes=128, batch_rows=50)
-    assert len(chunks) > 20 and sum(chunks) > 500  # the workers wrote most of them
+    # Until a worker answers, this process writes the first rows itself.
+    assert len(chunks) > 10 and sum(chunks) > 200
     assert counted(report) == counted(expected)
     assert directory_state(url) == directory_state(one)
     assert indexes(url) == INDEXES

@@ -28,13 +28,16 @@ URL added to a row that had only an email) becomes a new record: give ``id`` for
 re-imports. A re-imported record takes the file's values for every column; one given again
 later in the same file, likewise (the later row wins).
 
-**How.** The file is cut into blocks of whole lines (CSV: never inside a quoted field), parsed
-in worker processes when it is large, and written through the driver (no ORM) in batches of
-``BATCH_ROWS``: SQLite with one ``executemany`` of ``INSERT … ON CONFLICT (id) DO UPDATE …
-WHERE`` the row changed; PostgreSQL with ``COPY`` into a temporary table and one such
-``INSERT … SELECT``. Unchanged records keep their ``updated_at``. On SQLite, an import into
-an empty directory writes the rows without the lookup indexes and builds them at its end
-(an import stopped midway leaves them to the next import, which builds them first)."""
+**How.** The file is cut into blocks of whole lines (CSV: never inside a quoted field). A
+large file is parsed in worker processes, which on SQLite also write what they parse, chunk by
+chunk in file order; on PostgreSQL this process writes. Rows go through the driver (no ORM),
+in transactions of at most ``BATCH_ROWS``: SQLite with one ``executemany`` of ``INSERT … ON
+CONFLICT (id) DO UPDATE … WHERE`` the row changed (the indexed keys set after, where they
+differ); PostgreSQL with ``COPY`` into a temporary table and one such ``INSERT … SELECT``.
+Unchanged records keep their ``updated_at``. On SQLite, an import into an empty directory
+appends the rows without any index, settles the records given again at its end and then
+builds the indexes (an import stopped midway leaves them to the next import, which builds
+them first)."""
 
 from __future__ import annotations
 
@@ -1545,7 +1548,7 @@ def _distinct(rows: list[Row], batch_rows: int) -> Iterator[list[Row]]:
 # -- writing in the workers (SQLite) -------------------------------------------------------------
 
 # A worker parses and writes a chunk of about this many blocks: a transaction of some 40 000
-# rows of the bench's file, which holds the write lock for about a third of a second.
+# rows of the bench's file, which holds the write lock for about a quarter of a second.
 CHUNK_BLOCKS = 8
 _NO_STOP = 1 << 62
 
