@@ -819,10 +819,15 @@ def _ready() -> None:
 
 
 def parse_packed(
-    kind: str, layout: CsvLayout | None, first_line: int, data: bytes, final: bool
+    kind: str,
+    layout: CsvLayout | None,
+    first_line: int,
+    data: bytes,
+    final: bool,
+    count_companies: bool,
 ) -> BlockResult:
     """``parse_block`` in a worker process: the rows packed."""
-    result = parse_block(kind, layout, first_line, data, final)
+    result = parse_block(kind, layout, first_line, data, final, count_companies=count_companies)
     result.packed, result.rows = marshal.dumps(result.rows), []
     return result
 
@@ -832,10 +837,18 @@ def _physical_lines(data: bytes) -> int:
 
 
 def parse_block(
-    kind: str, layout: CsvLayout | None, first_line: int, data: bytes, final: bool
+    kind: str,
+    layout: CsvLayout | None,
+    first_line: int,
+    data: bytes,
+    final: bool,
+    *,
+    count_companies: bool = True,
 ) -> BlockResult:
     """The rows of a block of whole lines of the file, which start at line ``first_line``;
-    ``final`` for the file's last block. A CSV block before the header finds it."""
+    ``final`` for the file's last block. A CSV block before the header finds it. With
+    ``count_companies``, how many rows show each company (for an import into an empty
+    directory)."""
     counts = DirectoryCounts(lines=_physical_lines(data))
     text = data.decode("utf-8", errors="replace")
     if first_line == 1:
@@ -844,7 +857,8 @@ def parse_block(
         result = BlockResult(_jsonl_block(text, first_line, counts), counts, None)
     else:
         result = _csv_block(text, first_line, layout, counts, final)
-    _tally_companies(result.rows, result.companies)
+    if count_companies:
+        _tally_companies(result.rows, result.companies)
     return result
 
 
@@ -1121,14 +1135,20 @@ class _BlockParser:
     """Parses a file's blocks in order: in ``workers`` processes (none: here), each CSV block
     once the header is known; a CSV block cut through a quoted field is parsed again joined
     with the next. Reads from ``reader``'s position, with ``layout`` when the header is
-    known."""
+    known; counts the companies of the rows with ``count_companies``."""
 
     def __init__(
-        self, reader: _LineReader, block_bytes: int, layout: CsvLayout | None = None
+        self,
+        reader: _LineReader,
+        block_bytes: int,
+        layout: CsvLayout | None = None,
+        *,
+        count_companies: bool = True,
     ) -> None:
         self.kind = reader.kind
         self.blocks = reader.blocks(block_bytes)
         self.layout = layout
+        self.count_companies = count_companies
         self.pending: deque[tuple[_Block, Future[BlockResult] | None]] = deque()
 
     def results(self, workers: int) -> Iterator[tuple[BlockResult, int]]:
@@ -1150,7 +1170,8 @@ class _BlockParser:
                     self.pending.append((block, None))
                 else:
                     args = (self.kind, self.layout, block.first_line, block.data, block.final)
-                    self.pending.append((block, pool.submit(parse_packed, *args)))
+                    future = pool.submit(parse_packed, *args, self.count_companies)
+                    self.pending.append((block, future))
                 # Enough blocks in flight to keep the workers busy while a batch is written;
                 # one to parse here is parsed at once.
                 if len(self.pending) >= IN_FLIGHT_BLOCKS or self.pending[0][1] is None:
@@ -1164,7 +1185,14 @@ class _BlockParser:
         return self.kind != "csv" or self.layout is not None
 
     def _parse(self, block: _Block) -> BlockResult:
-        return parse_block(self.kind, self.layout, block.first_line, block.data, block.final)
+        return parse_block(
+            self.kind,
+            self.layout,
+            block.first_line,
+            block.data,
+            block.final,
+            count_companies=self.count_companies,
+        )
 
     def _settle(self) -> tuple[BlockResult, int]:
         block, future = self.pending.popleft()
@@ -1638,7 +1666,9 @@ def write_chunk(
         with work.path.open("rb") as handle:
             handle.seek(start)
             data = handle.read(length)
-        result = parse_block(work.kind, layout, first_line, data, final)
+        result = parse_block(
+            work.kind, layout, first_line, data, final, count_companies=work.deferred
+        )
     except BaseException:
         work.turns.stop(chunk)
         raise
@@ -1744,7 +1774,7 @@ def _write_in_workers(
     writing ran beside the parsing on the same two cores: a million rows took 37-38
     CPU-seconds, against 32 written by the workers."""
     # Small blocks here: the header is all this process needs.
-    parser = _BlockParser(reader, max(1, block_bytes // 16))
+    parser = _BlockParser(reader, max(1, block_bytes // 16), count_companies=work.deferred)
     with ProcessPoolExecutor(
         workers, context, initializer=_start_chunk_worker, initargs=(work,)
     ) as pool:
@@ -1777,14 +1807,16 @@ def _write_in_workers(
                     pending.append((block, pool.submit(write_chunk, chunks, *args, parser.layout)))
                     chunks += 1
                 if not pending:
-                    return _BlockParser(reader, block_bytes, parser.layout)
+                    return _BlockParser(reader, block_bytes, parser.layout)  # nothing left
                 block, future = pending.popleft()
                 written = future.result()
                 if not written.written:
                     for _, later in pending:
                         later.cancel()
                     rest = _LineReader(reader.handle, reader.kind, block.start, block.first_line)
-                    return _BlockParser(rest, block_bytes, parser.layout)
+                    return _BlockParser(
+                        rest, block_bytes, parser.layout, count_companies=work.deferred
+                    )
                 tally.written(written)
                 progress("reading", block.end, size)
         except BaseException:
@@ -1832,7 +1864,7 @@ def import_directory(
                 )
                 workers = 0  # what is left is parsed here
             else:
-                parser = _BlockParser(reader, block_bytes)
+                parser = _BlockParser(reader, block_bytes, count_companies=deferred)
             _write_here(parser.results(workers), tally, batch_rows, progress, size)
             if kind == "csv" and parser.layout is None:
                 csv_layout([])  # no header at all: raises, saying what the file needs
