@@ -702,6 +702,12 @@ def test_a_file_error_in_a_workers_chunk_keeps_the_chunks_before_it(tmp_path: Pa
     assert indexes(url) == INDEXES
 
 
+def test_only_a_database_in_a_file_is_written_by_the_workers(tmp_path: Path) -> None:
+    """Workers open the database themselves: an in-memory one would be their own."""
+    assert directory._on_disk(sqlite3.connect(tmp_path / "file.db"))
+    assert not directory._on_disk(sqlite3.connect(":memory:"))
+
+
 def test_workers_are_forked_only_from_a_process_of_one_thread() -> None:
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork here")

@@ -1611,9 +1611,16 @@ class _Turns:
             self.condition.notify_all()
 
     def stop(self, chunk: int) -> None:
-        with self.condition:
+        # Waiters look again every second: a lock that a killed worker held must not keep
+        # the importing process from failing.
+        locked = self.condition.acquire(timeout=1.0)
+        try:
             self.state[1] = min(self.state[1], chunk)
-            self.condition.notify_all()
+            if locked:
+                self.condition.notify_all()
+        finally:
+            if locked:
+                self.condition.release()
 
 
 @dataclass
@@ -1731,6 +1738,11 @@ class _Tally:
         self.writer.write(rows)
         self.ids.add(self.writer.appended)
         self.writer.appended.clear()
+
+
+def _on_disk(lite: sqlite3.Connection) -> bool:
+    """Whether the database is a file that other processes can open too."""
+    return bool(lite.execute("PRAGMA database_list").fetchone()[2])
 
 
 def _write_here(
@@ -1856,7 +1868,7 @@ def import_directory(
             now = datetime.now(UTC)
             tally = _Tally(counts, _Writer(conn, now, deferred=deferred), {} if deferred else None)
             reader = _LineReader(handle, kind)
-            if conn.sqlite is not None and workers:
+            if conn.sqlite is not None and workers and _on_disk(conn.sqlite):
                 context = _context()
                 work = _ChunkWork(url, path, kind, now, deferred, batch_rows, _Turns(context))
                 parser = _write_in_workers(
