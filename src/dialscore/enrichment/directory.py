@@ -1784,7 +1784,7 @@ def _write_in_workers(
 
     Parsed in the workers and written here, every row was packed, sent and unpacked, and its
     writing ran beside the parsing on the same two cores: a million rows took 37-38
-    CPU-seconds, against 32 written by the workers."""
+    CPU-seconds, against 33-35 written by the workers."""
     # Small blocks here: the header is all this process needs.
     parser = _BlockParser(reader, max(1, block_bytes // 16), count_companies=work.deferred)
     with ProcessPoolExecutor(
