@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +11,8 @@ import pytest
 from alembic import command
 
 from dialscore.migrations import alembic_config, upgrade
-from tests.conftest import DATABASES, PG_ADMIN_URL, _pg_url
+from tests.conftest import DATABASES
+from tests.processes import fresh_postgres_database
 from tests.test_imports import rows_of
 
 
@@ -21,20 +22,12 @@ def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'migrated.db'}"
         return
-    name = f"dialscore_migration_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield _pg_url(name)
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_postgres_database() as url:
+        yield url
 
 
 def execute(url: str, sql: str) -> None:
     if url.startswith("sqlite"):
-        import sqlite3
-
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
             conn.execute(sql)
         return
@@ -82,7 +75,6 @@ def test_directory_ids_unique_by_an_index_instead_of_the_primary_key(empty_url: 
     people = "SELECT id, email_key FROM directory_people ORDER BY id"
     before = rows_of(url, people)
     assert primary_key(url) == ["id"]
-
     assert named_indexes(url) == LOOKUP_INDEXES
 
     upgrade(url)
