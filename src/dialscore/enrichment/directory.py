@@ -1680,8 +1680,8 @@ def write_chunk(
         work.turns.stop(chunk)
         raise
     if not work.turns.wait(chunk) or not result.clean:
-        # Cut through a quoted field: this chunk and the later ones are the importing
-        # process's to parse, joined as they must be.
+        # Cut through a quoted field (or a chunk before it was): this chunk and the later
+        # ones are the importing process's to parse, joined as they must be.
         work.turns.stop(chunk)
         return _ChunkWritten(result.counts, result.companies, written=False)
     writer.imported = writer.updated = writer.unchanged = 0
