@@ -66,6 +66,7 @@ from typing import IO, Any, NamedTuple
 from zlib import crc32
 
 import phonenumbers
+from sqlalchemy import Table
 
 from dialscore.enrichment.matching import (
     company_domain,
@@ -1240,7 +1241,6 @@ class _Writer:
         self.appended: list[tuple[int, array[int]]] = []
         # Whether most of the last batch was new records.
         self.mostly_new = False
-        updates = ", ".join(f"{c} = excluded.{c}" for c in (*_VALUES, "updated_at"))
         if conn.sqlite is not None:
             # The email and LinkedIn indexes are written at random: a roomy cache for them.
             conn.sqlite.execute("PRAGMA cache_size=-131072")
@@ -1257,17 +1257,19 @@ class _Writer:
             # whenever its column is set, even to the same value, which made every change
             # cost three index updates. The keys are set after, where they differ, on the
             # rows a trigger notes (the trigger is this connection's own).
-            plain = [c for c in (*_VALUES, "updated_at") if c not in _INDEXED_KEYS]
+            indexed = lookup_keys()
+            plain = [c for c in (*_VALUES, "updated_at") if c not in indexed]
             self.upsert = (
                 f"{insert} ON CONFLICT (id) DO UPDATE SET "
                 + ", ".join(f"{c} = excluded.{c}" for c in plain)
                 + f" WHERE {changed}"
             )
-            keys = ", ".join(_INDEXED_KEYS)
+            keys, marks = ", ".join(indexed), ", ".join("?" for _ in indexed)
             self.set_keys = (
-                f"UPDATE {TABLE} SET ({keys}) = ({', '.join('?' for _ in _INDEXED_KEYS)}) "
-                f"WHERE id = ? AND ({keys}) IS NOT ({', '.join('?' for _ in _INDEXED_KEYS)})"
+                f"UPDATE {TABLE} SET ({keys}) = ({marks}) "
+                f"WHERE id = ? AND ({keys}) IS NOT ({marks})"
             )
+            self.keys_of = itemgetter(*(COLUMNS.index(key) for key in indexed))
             self.append = insert
             if not deferred:
                 conn.sqlite.execute("CREATE TEMP TABLE IF NOT EXISTS directory_changed (row)")
@@ -1283,6 +1285,7 @@ class _Writer:
                 f"CREATE TEMPORARY TABLE IF NOT EXISTS directory_import ({columns}) "
                 "ON COMMIT DELETE ROWS"
             )
+            updates = ", ".join(f"{c} = excluded.{c}" for c in (*_VALUES, "updated_at"))
             # json has no equality: compare the text, which is what was written.
             mine = ", ".join(f"{TABLE}.{c}" + ("::text" if c == "phones" else "") for c in _VALUES)
             theirs = ", ".join(
@@ -1347,7 +1350,7 @@ class _Writer:
         by_id = {row[0]: row for row in rows}
         params = []
         for (record_id,) in changed:
-            keys = _indexed_keys(by_id[record_id])
+            keys = self.keys_of(by_id[record_id])
             params.append((*keys, record_id, *keys))
         lite.executemany(self.set_keys, params)
 
@@ -1361,9 +1364,6 @@ class _Writer:
 
 
 _EMAIL_KEY_AT = COLUMNS.index("email_key")
-# The columns of the lookup indexes (models.DirectoryPerson), and where a row has them.
-_INDEXED_KEYS = ("email_key", "linkedin_key", "last_name_key", "company_key", "first_initial")
-_indexed_keys = itemgetter(*(COLUMNS.index(key) for key in _INDEXED_KEYS))
 
 
 def _email_order(row: Row) -> str:
@@ -1373,22 +1373,35 @@ def _email_order(row: Row) -> str:
 ID_INDEX = "ux_directory_people_id"
 
 
-def _indexes() -> list[tuple[str, str]]:
-    """(name, ``CREATE INDEX IF NOT EXISTS``) of each of ``directory_people``'s indexes (the
-    ids' unique one and the lookup ones), as the model declares them, for SQLite."""
-    from sqlalchemy import Table
-    from sqlalchemy.dialects import sqlite
-    from sqlalchemy.schema import CreateIndex
-
+def _table() -> Table:
+    """``directory_people`` as the model declares it."""
     from dialscore.models import DirectoryPerson
 
     table = DirectoryPerson.__table__
     assert isinstance(table, Table)
+    return table
+
+
+def _indexes() -> list[tuple[str, str]]:
+    """(name, ``CREATE INDEX IF NOT EXISTS``) of each of ``directory_people``'s indexes (the
+    ids' unique one and the lookup ones), as the model declares them, for SQLite."""
+    from sqlalchemy.dialects import sqlite
+    from sqlalchemy.schema import CreateIndex
+
     dialect = sqlite.dialect()
     return [
         (str(index.name), str(CreateIndex(index, if_not_exists=True).compile(dialect=dialect)))
-        for index in sorted(table.indexes, key=lambda index: str(index.name))
+        for index in sorted(_table().indexes, key=lambda index: str(index.name))
     ]
+
+
+@cache
+def lookup_keys() -> tuple[str, ...]:
+    """The columns the lookup indexes hold, in the table's order of them (COLUMNS)."""
+    indexed = {
+        column.name for index in _table().indexes if not index.unique for column in index.columns
+    }
+    return tuple(name for name in COLUMNS if name in indexed)
 
 
 # Of the rows of each id, all but the last one, by rowid.
@@ -1448,7 +1461,6 @@ class _RepeatedIds:
 
     def __init__(self) -> None:
         self.batches: list[tuple[int, array[int]]] = []
-        self.rows = 0
         self.seen: set[int] = set()
         self.repeated: set[int] = set()
 
@@ -1456,12 +1468,16 @@ class _RepeatedIds:
         """Adds batches of (first rowid, ids' checksums)."""
         for first, checksums in batches:
             self.batches.append((first, checksums))
-            self.rows += len(checksums)
             fresh = set(checksums)
             if len(fresh) < len(checksums):
                 self.repeated.update(c for c, rows in Counter(checksums).items() if rows > 1)
             self.repeated |= fresh & self.seen
             self.seen |= fresh
+
+    @property
+    def rows(self) -> int:
+        """How many rows were appended."""
+        return sum(len(checksums) for _, checksums in self.batches)
 
     def rowids(self) -> list[int]:
         """The rowids of the rows whose ids' checksums came more than once."""
