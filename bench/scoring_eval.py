@@ -37,8 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from phonenumbers import PhoneNumberType
-
+from dialscore.phones import LineType
 from dialscore.scoring import engine
 from dialscore.scoring.evidence import Call, NumberEvidence
 from dialscore.scoring.numbers import (
@@ -223,15 +222,15 @@ def _candidate(rng: random.Random, country: str, line: str) -> str:
 
 
 _EXPECTED_TYPES = {
-    ("US", "mobile"): PhoneNumberType.FIXED_LINE_OR_MOBILE,
-    ("US", "fixed"): PhoneNumberType.FIXED_LINE_OR_MOBILE,
-    ("US", "toll_free"): PhoneNumberType.TOLL_FREE,
-    ("GB", "mobile"): PhoneNumberType.MOBILE,
-    ("GB", "fixed"): PhoneNumberType.FIXED_LINE,
-    ("GB", "toll_free"): PhoneNumberType.TOLL_FREE,
-    ("DE", "mobile"): PhoneNumberType.MOBILE,
-    ("DE", "fixed"): PhoneNumberType.FIXED_LINE,
-    ("DE", "toll_free"): PhoneNumberType.TOLL_FREE,
+    ("US", "mobile"): LineType.FIXED_LINE_OR_MOBILE,
+    ("US", "fixed"): LineType.FIXED_LINE_OR_MOBILE,
+    ("US", "toll_free"): LineType.TOLL_FREE,
+    ("GB", "mobile"): LineType.MOBILE,
+    ("GB", "fixed"): LineType.FIXED_LINE,
+    ("GB", "toll_free"): LineType.TOLL_FREE,
+    ("DE", "mobile"): LineType.MOBILE,
+    ("DE", "fixed"): LineType.FIXED_LINE,
+    ("DE", "toll_free"): LineType.TOLL_FREE,
 }
 
 

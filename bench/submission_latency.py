@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import phonenumbers
+import rphonenumbers as phonenumbers
 
 from embedded import BenchError, Deadline, cli, free_port, running_server, server_env
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import phonenumbers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dialscore.phones import APAC, EMEA, normalise_type, region_for
 from dialscore.scoring.engine import (
     best_phone,
     lead_status,
@@ -22,14 +22,11 @@ from dialscore.scoring.evidence import NO_EVIDENCE
 from dialscore.scoring.numbers import (
     ENRICHED_TYPE,
     ParsedPhone,
-    _analyse,
     display_type,
     enriched_numbers,
-    normalise_type,
     parse_contact_phones,
     parse_phone,
 )
-from dialscore.scoring.regions import APAC, EMEA, region_for
 from tests.support import PHONE_STATUSES
 
 PHONE_ENTRY_KEYS = {
@@ -583,25 +580,3 @@ def test_lead_status_agrees_with_the_best_tier(phones: list[dict[str, Any]]) -> 
         assert all(
             p["status"].endswith(" - dnc") for p in phones if not p["status"].startswith("na")
         )
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    plus=st.booleans(),
-    digits=st.text(alphabet="0123456789", min_size=6, max_size=13),
-    region=st.sampled_from(["US", "GB", "DE", "FR", "IN", "JP", "AU", "BR", "ZA", "SG", "MX"]),
-)
-def test_fast_analysis_agrees_with_the_library(plus: bool, digits: str, region: str) -> None:
-    """The single-lookup analysis gives libphonenumber's own validity and line type."""
-    text = ("+" if plus else "") + digits
-    try:
-        parsed = phonenumbers.parse(text, region)
-        valid = phonenumbers.is_valid_number(parsed)
-    except phonenumbers.NumberParseException:
-        parsed, valid = None, False
-    analysis = _analyse(text, region)
-    assert (analysis is not None) == valid
-    if analysis is not None and parsed is not None:
-        assert analysis.number_type == phonenumbers.number_type(parsed)
-        library_country = phonenumbers.region_code_for_number(parsed)
-        assert analysis.country == (None if library_country == "001" else library_country)

@@ -21,8 +21,8 @@ from dialscore.kit.clock import canonical_uuid
 from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import CallOutcome
+from dialscore.phones import analyse, country_or_default
 from dialscore.scoring.evidence import OUTCOMES
-from dialscore.scoring.numbers import parse_phone
 from dialscore.submissions import repository as idempotency_repo
 from dialscore.submissions import service as submissions
 from dialscore.submissions.service import MAX_IDEMPOTENCY_KEY_LENGTH
@@ -119,14 +119,8 @@ def _prepare(raw: dict[str, Any], now: datetime) -> PreparedCall:
     texts = _texts(raw)
     if "number" not in texts:
         raise _Rejection(NUMBER_REQUIRED)
-    phone = parse_phone(
-        texts["number"],
-        position=1,
-        slot="number",
-        type_hint=None,
-        country_hint=texts.get("country"),
-    )
-    if phone.e164 is None:
+    phone = analyse(texts["number"], country_or_default(texts.get("country")))
+    if phone is None:
         raise _Rejection(NUMBER_INVALID)
     if "outcome" not in texts:
         raise _Rejection(OUTCOME_REQUIRED)
@@ -269,8 +263,8 @@ def parse_query_number(text: str, country: str | None) -> str:
     # An unencoded '+' in a query string arrives as a space.
     if text[:1] == " " and text.strip()[:1].isdigit():
         text = "+" + text.strip()
-    phone = parse_phone(text, position=1, slot="number", type_hint=None, country_hint=country)
-    if phone.e164 is None:
+    phone = analyse(text.strip(), country_or_default(country))
+    if phone is None:
         raise BadRequest(NUMBER_INVALID)
     return phone.e164
 

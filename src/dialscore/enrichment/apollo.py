@@ -13,7 +13,7 @@ import structlog
 from dialscore.enrichment.providers import found_phones
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
 from dialscore.kit.paced_http import Clock, PacedClient, Sleep
-from dialscore.scoring.numbers import DEFAULT_REGION
+from dialscore.phones import DEFAULT_COUNTRY
 
 log = structlog.get_logger(__name__)
 
@@ -89,7 +89,7 @@ class ApolloPeopleMatch:
         api_key: str,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        default_region: str = DEFAULT_REGION,
+        default_region: str = DEFAULT_COUNTRY,
         max_in_flight: int = 10,
         rate_per_second: float = 1.0,
         burst: float = 1.0,

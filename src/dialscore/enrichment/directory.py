@@ -77,6 +77,7 @@ from dialscore.enrichment.matching import (
     record_key_values,
     use_large_memos,
 )
+from dialscore.phones import normalise_type
 from dialscore.scoring.imports import (
     MAX_EXAMPLES,
     FileFormatError,
@@ -94,7 +95,6 @@ from dialscore.scoring.loaders import (
     _sqlite_transaction,
     no_progress,
 )
-from dialscore.scoring.numbers import normalise_type
 
 # Rows per write transaction: on SQLite, 50 000 rows into a table of a million hold the write
 # lock for about a second (the service's writers wait, busy_timeout is 30 s).

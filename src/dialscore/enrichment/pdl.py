@@ -17,7 +17,7 @@ from dialscore.enrichment.providers import found_phones
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
 from dialscore.kit.clock import utcnow
 from dialscore.kit.paced_http import Clock, PacedClient, Sleep, retry_after_header
-from dialscore.scoring.numbers import DEFAULT_REGION
+from dialscore.phones import DEFAULT_COUNTRY
 
 log = structlog.get_logger(__name__)
 
@@ -103,7 +103,7 @@ class PeopleDataLabs:
         *,
         base_url: str = DEFAULT_BASE_URL,
         min_likelihood: int = 6,
-        default_region: str = DEFAULT_REGION,
+        default_region: str = DEFAULT_COUNTRY,
         max_in_flight: int = 10,
         rate_per_second: float = 10.0,
         burst: float = 1.0,

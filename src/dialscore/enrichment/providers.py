@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from dialscore.enrichment.waterfall import EnrichmentSource, FoundPhone
-from dialscore.scoring.numbers import DEFAULT_REGION, parse_phone
+from dialscore.phones import DEFAULT_COUNTRY, analyse, country_or_default
 
 if TYPE_CHECKING:
     from dialscore.config import Settings
@@ -21,7 +21,7 @@ class EnrichmentProvider(EnrichmentSource, Protocol):
 
 
 def found_phones(
-    numbers: Iterable[tuple[object, str | None]], region: str = DEFAULT_REGION
+    numbers: Iterable[tuple[object, str | None]], region: str = DEFAULT_COUNTRY
 ) -> tuple[tuple[FoundPhone, ...], int]:
     """A provider's numbers as E.164, each once (its first type hint kept), and how many were
     left out for not being a valid number. A number without '+' is read in ``region``."""
@@ -30,11 +30,11 @@ def found_phones(
     for raw, type_hint in numbers:
         if not isinstance(raw, str) or not raw.strip():
             continue
-        e164 = parse_phone(raw, position=0, slot="", type_hint=None, country_hint=region).e164
-        if e164 is None:
+        number = analyse(raw.strip(), country_or_default(region))
+        if number is None:
             unusable += 1
-        elif e164 not in phones:
-            phones[e164] = FoundPhone(e164, type_hint)
+        elif number.e164 not in phones:
+            phones[number.e164] = FoundPhone(number.e164, type_hint)
     return tuple(phones.values()), unusable
 
 

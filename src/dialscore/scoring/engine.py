@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from phonenumbers import PhoneNumberType
-
+from dialscore.phones import LineType
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence
 from dialscore.scoring.numbers import (
     EnrichedNumber,
@@ -70,13 +69,13 @@ GATEKEEPER_CALLS_FOR_H = 2
 DISCONNECTED_DAYS_FOR_NA = 2
 RECENT_CALLS = 5
 
-_SWITCHBOARD_TYPES = {PhoneNumberType.TOLL_FREE, PhoneNumberType.SHARED_COST}
+_SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
 _SPECIAL_TYPES = {
-    PhoneNumberType.PERSONAL_NUMBER,
-    PhoneNumberType.PAGER,
-    PhoneNumberType.UAN,
-    PhoneNumberType.VOICEMAIL,
-    PhoneNumberType.PREMIUM_RATE,
+    LineType.PERSONAL_NUMBER,
+    LineType.PAGER,
+    LineType.UAN,
+    LineType.VOICEMAIL,
+    LineType.PREMIUM_RATE,
 }
 _VERIFIED = {
     "mobile": "mobile",
@@ -123,14 +122,14 @@ def line_type(phone: ParsedPhone, evidence: NumberEvidence) -> tuple[str, str]:
         kind = _BLOCKS[evidence.block]
         return kind, f"number block: {evidence.block}"
     number_type = phone.number_type
-    if number_type == PhoneNumberType.MOBILE:
+    if number_type == LineType.MOBILE:
         return "mobile", "mobile line (numbering plan)"
-    if number_type == PhoneNumberType.FIXED_LINE:
+    if number_type == LineType.FIXED_LINE:
         return "landline", "fixed line (numbering plan)"
     if number_type in _SWITCHBOARD_TYPES:
-        label = "toll-free" if number_type == PhoneNumberType.TOLL_FREE else "shared-cost"
+        label = "toll-free" if number_type == LineType.TOLL_FREE else "shared-cost"
         return "switchboard", f"{label} number"
-    if number_type == PhoneNumberType.VOIP:
+    if number_type == LineType.VOIP:
         return "voip", "VoIP number (numbering plan)"
     if number_type in _SPECIAL_TYPES:
         return "special", "personal, pager, premium or similar number (numbering plan)"

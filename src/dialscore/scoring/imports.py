@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import phonenumbers
+from dialscore.phones import e164_or_reason
 
 BLOCK_CATEGORIES = ("wireless", "landline", "voip")
 # How many rejected lines a report quotes.
@@ -370,14 +370,7 @@ class CompanyLineRow:
 def company_line_number(text: str) -> str | None:
     """The E.164 form of a company's main line (US the default region); None when the text
     is not a valid number or carries an extension."""
-    try:
-        parsed = phonenumbers.parse(text, "US")
-    except phonenumbers.NumberParseException:
-        return None
-    if parsed.extension or not phonenumbers.is_valid_number(parsed):
-        return None
-    e164: str = phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
-    return e164
+    return e164_or_reason(text)[0]
 
 
 def scan_company_lines(lines: Iterable[str], counts: CsvCounts) -> Iterator[CompanyLineRow]:

@@ -1,55 +1,19 @@
-"""Phone numbers as submitted: parsing, validity, country, region, line type, and the
-fictional numbers that the metadata still calls valid. Pure."""
+"""A contact's phone numbers as submitted, in slot order with the numbers enrichment
+found, and the fictional numbers that the metadata still calls valid. Pure."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
-import phonenumbers
-from phonenumbers import NumberParseException, PhoneMetadata, PhoneNumberFormat, PhoneNumberType
-from phonenumbers.phonenumberutil import _number_type_helper
-
-from dialscore.scoring.regions import region_for
+from dialscore.phones import LineType, analyse, country_or_default, normalise_type
 
 PHONE_SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
-PHONE_TYPES = ("mobile", "direct", "hq", "other")
-DEFAULT_REGION = "US"
 ENRICHED_TYPE = "Service Enriched Phone"
 
-_TYPE_SYNONYMS = {
-    "mobile": "mobile",
-    "cell": "mobile",
-    "cellular": "mobile",
-    "mobile phone": "mobile",
-    "cell phone": "mobile",
-    "wireless": "mobile",
-    "direct": "direct",
-    "work": "direct",
-    "office": "direct",
-    "direct dial": "direct",
-    "landline": "direct",
-    "business": "direct",
-    "hq": "hq",
-    "main": "hq",
-    "company": "hq",
-    "switchboard": "hq",
-    "headquarters": "hq",
-    "other": "other",
-}
-
-_SWITCHBOARD_TYPES = {PhoneNumberType.TOLL_FREE, PhoneNumberType.SHARED_COST}
-_LOW_TYPES = {
-    PhoneNumberType.VOIP,
-    PhoneNumberType.PERSONAL_NUMBER,
-    PhoneNumberType.PAGER,
-    PhoneNumberType.UAN,
-    PhoneNumberType.VOICEMAIL,
-    PhoneNumberType.PREMIUM_RATE,
-}
+_SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
 
 
 @dataclass(frozen=True)
@@ -61,7 +25,7 @@ class ParsedPhone:
     e164: str | None
     country: str | None
     region: str | None
-    number_type: int | None
+    number_type: LineType | None
     extension: str | None
     # What the contact's phone list calls it, when not its type: "Service Enriched Phone N".
     label: str | None = None
@@ -75,77 +39,25 @@ class ParsedPhone:
         return self.e164 or self.raw
 
 
-def normalise_type(value: str | None) -> str | None:
-    if value is None:
-        return None
-    return _TYPE_SYNONYMS.get(value.strip().lower(), "other")
-
-
-def _region_hint(value: str | None) -> str:
-    if value:
-        code = value.strip().upper()
-        if len(code) == 2 and code in phonenumbers.SUPPORTED_REGIONS:
-            return code
-    return DEFAULT_REGION
-
-
-@dataclass(frozen=True)
-class _Analysis:
-    e164: str
-    country: str | None
-    region: str | None
-    number_type: int
-    extension: str | None
-
-
-@lru_cache(maxsize=65_536)
-def _analyse(text: str, region_hint: str) -> _Analysis | None:
-    """Validity, country and line type of one number, resolving its region only once.
-
-    ``is_valid_number`` and ``number_type`` each look the region up again; together with
-    ``region_code_for_number`` that tripled the cost of every number. This is the same test
-    ``is_valid_number`` makes: the number matches a type pattern of its own region."""
-    try:
-        parsed = phonenumbers.parse(text, region_hint)
-    except NumberParseException:
-        return None
-    country = phonenumbers.region_code_for_number(parsed)
-    if country is None:
-        return None
-    metadata = PhoneMetadata.metadata_for_region_or_calling_code(parsed.country_code or 0, country)
-    if metadata is None:
-        return None
-    line_type = _number_type_helper(phonenumbers.national_significant_number(parsed), metadata)
-    if line_type == PhoneNumberType.UNKNOWN:
-        return None
-    return _Analysis(
-        e164=phonenumbers.format_number(parsed, PhoneNumberFormat.E164),
-        country=None if country == "001" else country,
-        region=region_for(parsed.country_code or 0, country),
-        number_type=line_type,
-        extension=parsed.extension or None,
-    )
-
-
 def parse_phone(
     raw: str, *, position: int, slot: str, type_hint: str | None, country_hint: str | None
 ) -> ParsedPhone:
     """Parses one submitted number; a number without '+' is read in its country (default US)."""
     text = raw.strip()
-    analysis = _analyse(text, _region_hint(country_hint))
+    number = analyse(text, country_or_default(country_hint))
     hint = normalise_type(type_hint)
-    if analysis is None:
+    if number is None:
         return ParsedPhone(text, position, slot, hint, None, None, None, None, None)
     return ParsedPhone(
         raw=text,
         position=position,
         slot=slot,
         type_hint=hint,
-        e164=analysis.e164,
-        country=analysis.country,
-        region=analysis.region,
-        number_type=analysis.number_type,
-        extension=analysis.extension,
+        e164=number.e164,
+        country=number.country,
+        region=number.region,
+        number_type=number.line_type,
+        extension=number.extension,
     )
 
 
@@ -201,11 +113,11 @@ def display_type(phone: ParsedPhone) -> str | None:
         return phone.label
     if phone.type_hint is not None:
         return phone.type_hint
-    if phone.number_type == PhoneNumberType.MOBILE:
+    if phone.number_type == LineType.MOBILE:
         return "mobile"
     if phone.number_type in _SWITCHBOARD_TYPES:
         return "hq"
-    if phone.number_type == PhoneNumberType.FIXED_LINE:
+    if phone.number_type == LineType.FIXED_LINE:
         return "direct"
     return "other" if phone.valid else None
 
