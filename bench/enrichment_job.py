@@ -3,7 +3,7 @@ people, embedded (SQLite).
 
 Generates the directory of ``directory_import.py`` (``--rows`` people), imports it with the
 same function ``dialscore import directory`` runs, then submits ``--runs`` enrichment jobs of
-``--contacts`` contacts each and runs ``jobs.service.process_job`` on each, as the worker
+``--contacts`` contacts each and runs ``jobs.processing.process_job`` on each, as the worker
 would, with the directory and history sources. A job's contacts are people of the
 directory as a client's CRM holds them (found by email, by name and company, by name and
 website; some with a nickname-free typo-free rendering, some lower-cased) and, one in five,
@@ -37,7 +37,7 @@ from dialscore.config import Settings
 from dialscore.enrichment.directory import import_directory
 from dialscore.enrichment.sources import DirectorySource, HistorySource
 from dialscore.enrichment.waterfall import EnrichmentSource
-from dialscore.jobs import service as jobs
+from dialscore.jobs import processing as jobs
 from dialscore.kit.clock import utcnow
 from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.db import Database

@@ -13,7 +13,7 @@ job processed embedded (SQLite), evidence queries included.
     a do-not-call list, company lines, ``--history`` reported calls of other numbers and the
     job numbers' own past calls, and earlier contacts' numbers. Then, ``--runs`` times,
     submits ``--contacts`` new contacts with ``submissions.service.submit`` (as the API does,
-    committed) and runs ``jobs.service.process_job`` on the job directly, as the worker would
+    committed) and runs ``jobs.processing.process_job`` on the job directly, as the worker would
     once the outbox relay hands it over, until ``Finalized``. Prints per run the submission
     time, the processing time and, inside it, the time spent in ``scoring.service.score_items``
     (all batches), of which in ``evidence_for`` (the queries); then the medians, and the median
@@ -49,7 +49,7 @@ from sqlalchemy import select
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
 from dialscore.config import Settings
-from dialscore.jobs import service as jobs
+from dialscore.jobs import processing as jobs
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade

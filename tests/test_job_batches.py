@@ -14,14 +14,14 @@ from sqlalchemy import select
 from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
-from dialscore.jobs import service as jobs_service
+from dialscore.jobs import processing as jobs_processing
 from dialscore.kit.db import Database
 from dialscore.models import Contact, OutboxMessage
 from tests.conftest import SECRET
 from tests.support import job_status, make_tenant, state_of, submit
 
 # Leases of no length: a second attempt may take the job at once.
-SETTINGS = jobs_service.ProcessingSettings(
+SETTINGS = jobs_processing.ProcessingSettings(
     batch_size=2, job_lease=timedelta(0), outbox_lease=timedelta(0)
 )
 
@@ -93,7 +93,7 @@ async def test_each_batch_is_enriched_once_in_order(settings: Settings) -> None:
     db = Database(settings.resolved_database_url)
     try:
         source = RecordingSource()
-        status = await jobs_service.process_job(
+        status = await jobs_processing.process_job(
             db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[source]
         )
         assert status == "Finalized"
@@ -120,7 +120,7 @@ async def test_a_source_failing_on_a_later_batch_keeps_what_was_saved(settings: 
     try:
         failing = RecordingSource(fail_on=2)
         with pytest.raises(SourceDown):
-            await jobs_service.process_job(
+            await jobs_processing.process_job(
                 db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[failing]
             )
         assert failing.batches == [["Lee0", "Lee1"], ["Lee2", "Lee3"]]
@@ -135,7 +135,7 @@ async def test_a_source_failing_on_a_later_batch_keeps_what_was_saved(settings: 
 
         # The next attempt asks only for the contacts still pending.
         source = RecordingSource()
-        status = await jobs_service.process_job(
+        status = await jobs_processing.process_job(
             db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[source]
         )
         assert status == "Finalized"

@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from dialscore.app import create_app
 from dialscore.config import Settings
-from dialscore.jobs import service as jobs_service
+from dialscore.jobs import processing as jobs_processing
 from dialscore.kit.db import Database
 from dialscore.models import (
     Contact,
@@ -226,11 +226,11 @@ async def test_the_callback_is_written_with_the_score_and_survives_a_restart(
             job_id = await service.score(tenant, [contact(callbackUrl=receiver.url)])
             async with service.db.read() as session:
                 message = (await session.scalars(select(OutboxMessage))).one()
-            await jobs_service.process_job(
+            await jobs_processing.process_job(
                 service.db,
                 job_id=job_id,
                 outbox_id=message.id,
-                settings=jobs_service.ProcessingSettings(
+                settings=jobs_processing.ProcessingSettings(
                     batch_size=10,
                     job_lease=timedelta(seconds=30),
                     outbox_lease=timedelta(seconds=30),

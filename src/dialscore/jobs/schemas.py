@@ -96,6 +96,23 @@ def present_contact(contact: Contact) -> dict[str, Any]:
     return out
 
 
+# Keys of the version 2 contact that the version 1 flat shape never had.
+_V2_ONLY = ("phones", "bestPhone")
+
+
+def present_callback_contact(contact: Contact) -> dict[str, Any]:
+    """A scored contact as its callback URL receives it (D27, P46): the version 1 flat shape,
+    the version 2 contact without ``phones`` and ``bestPhone`` (the flat phone fields carry the
+    first five numbers with their status, type, country and region), with ``callbackUrl`` and
+    ``fsTotalCalls``."""
+    out = {k: v for k, v in present_contact(contact).items() if k not in _V2_ONLY}
+    unmapped = dict(contact.unmapped_fields)
+    out["fsTotalCalls"] = unmapped.pop("fsTotalCalls", None)
+    out["unmappedFields"] = unmapped
+    out["callbackUrl"] = contact.callback_url
+    return out
+
+
 # -- documented models ----------------------------------------------------------------------------
 
 

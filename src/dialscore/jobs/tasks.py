@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dialscore.jobs import service
+from dialscore.jobs import processing, service
 from dialscore.worker.registry import task
 from dialscore.worker.runtime import TaskContext
 
@@ -12,11 +12,11 @@ from dialscore.worker.runtime import TaskContext
 @task(service.PROCESS_JOB)
 async def process_job(context: TaskContext, *, outbox_id: int, job_id: str) -> None:
     settings = context.settings
-    await service.process_job(
+    await processing.process_job(
         context.db,
         job_id=job_id,
         outbox_id=outbox_id,
-        settings=service.ProcessingSettings(
+        settings=processing.ProcessingSettings(
             batch_size=settings.job_batch_size,
             job_lease=timedelta(seconds=settings.job_lease_seconds),
             outbox_lease=timedelta(seconds=settings.outbox_lease_seconds),

@@ -1,5 +1,4 @@
-"""Version 1 shapes: the flat contact of callbacks, and the documented request and response
-models of the version 1 routes."""
+"""Version 1 shapes: the documented request and response models of the version 1 routes."""
 
 from __future__ import annotations
 
@@ -7,8 +6,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dialscore.jobs.schemas import present_contact
-from dialscore.models import Contact
 from dialscore.submissions.schemas import (
     MAX_CONTACTS,
     EnrichmentCredits,
@@ -37,22 +34,6 @@ COMPANY_INFO_FIELDS: tuple[str, ...] = (
     "accountCrmId",
     "databaseCompanyId",
 )
-# Keys of the version 2 contact that version 1 never had.
-_V2_ONLY = ("phones", "bestPhone")
-
-
-def present_v1_contact(contact: Contact) -> dict[str, Any]:
-    """A scored contact in the version 1 flat shape: the version 2 contact without
-    ``phones`` and ``bestPhone`` (the flat phone fields carry the first five numbers with
-    their status, type, country and region), with ``callbackUrl`` and ``fsTotalCalls``."""
-    out = {k: v for k, v in present_contact(contact).items() if k not in _V2_ONLY}
-    unmapped = dict(contact.unmapped_fields)
-    out["fsTotalCalls"] = unmapped.pop("fsTotalCalls", None)
-    out["unmappedFields"] = unmapped
-    out["callbackUrl"] = contact.callback_url
-    return out
-
-
 # -- documented models ----------------------------------------------------------------------------
 
 _TEXT_OR_NUMBER = "A string, or an integer taken as its decimal text"

@@ -1,0 +1,322 @@
+"""Processing a job: enrich and score its contacts in batches, emit their events, and move the
+job to its terminal state once. Safe to run again after a crash or a redelivered message."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm.attributes import set_committed_value
+
+from dialscore.enrichment.waterfall import (
+    NO_DATA_FOUND,
+    EnrichmentRequest,
+    EnrichmentSource,
+    run_waterfall_many,
+)
+from dialscore.jobs import repository as repo
+from dialscore.jobs.schemas import (
+    ENRICHMENT_JOB_TYPES,
+    TERMINAL_STATES,
+    present_callback_contact,
+    present_contact,
+)
+from dialscore.kit.clock import isoformat, utcnow
+from dialscore.kit.db import Database
+from dialscore.models import Contact, Job
+from dialscore.scoring import service as scoring
+from dialscore.scoring.engine import ContactScore
+from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_contact_phones
+from dialscore.scoring.providers import VerificationProvider
+from dialscore.webhooks import service as webhooks
+from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
+from dialscore.worker import outbox
+
+
+@dataclass(frozen=True)
+class ProcessingSettings:
+    batch_size: int
+    job_lease: timedelta
+    outbox_lease: timedelta
+
+
+@dataclass(frozen=True)
+class _Enriched:
+    numbers: list[EnrichedNumber]
+    record_id: str | None
+
+
+async def _enrich(
+    job: Job,
+    batch: Sequence[Contact],
+    sources: Sequence[EnrichmentSource],
+    collect_all: bool,
+) -> list[_Enriched | None]:
+    """The numbers enrichment found for each contact; None for one it found none for
+    (rejected)."""
+    if job.job_type == "rescoring":
+        # Scored again as they were: with the numbers enrichment found the first time.
+        return [
+            _Enriched(
+                enriched_numbers(contact.phones, contact.enriched_types),
+                contact.enrichment_contact_id,
+            )
+            for contact in batch
+        ]
+    if job.job_type not in ENRICHMENT_JOB_TYPES:
+        return [_Enriched([], None) for _ in batch]
+    requests = []
+    for contact in batch:
+        own = parse_contact_phones(dict(contact.fields))
+        requests.append(
+            EnrichmentRequest(
+                job.client_id,
+                contact.id,
+                contact.fields,
+                known=frozenset(p.e164 for p in own if p.e164 is not None),
+            )
+        )
+    found = await run_waterfall_many(sources, requests, collect_all=collect_all)
+    return [
+        None
+        if result is None
+        else _Enriched([(p.number, p.type_hint) for p in result.phones], result.record_id)
+        for result in found
+    ]
+
+
+def _enriching(
+    job: Job, batch: Sequence[Contact], sources: Sequence[EnrichmentSource], collect_all: bool
+) -> asyncio.Task[list[_Enriched | None]] | None:
+    """The batch's enrichment, started; None for no batch."""
+    if not batch:
+        return None
+    return asyncio.create_task(_enrich(job, batch, sources, collect_all))
+
+
+async def _abandon(task: asyncio.Task[Any] | None) -> None:
+    """Stops an enrichment whose batch will not be saved now (the job failed or stopped):
+    its contacts stay pending for the next attempt."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+
+
+def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
+    return {
+        "id": contact.id,
+        "state": "rejected",
+        "rejected_reason": NO_DATA_FOUND,
+        "updated_at": now,
+    }
+
+
+def _scored(
+    contact: Contact, score: ContactScore, enriched: _Enriched, now: datetime
+) -> dict[str, Any]:
+    return {
+        "id": contact.id,
+        "state": "scored",
+        "phones": score.phones,
+        "lead_status": score.lead_status,
+        "best_phone": score.best_phone,
+        "enrichment_contact_id": enriched.record_id,
+        # The types the sources gave the numbers they found, for scoring them again.
+        "enriched_types": [hint for _, hint in enriched.numbers] or None,
+        "scored_at": now,
+        "updated_at": now,
+    }
+
+
+def _apply(contacts: Sequence[Contact], results: list[dict[str, Any]]) -> list[Contact]:
+    """Brings the loaded contacts up to date with results saved by a bulk update (which does
+    not touch loaded objects); the scored ones, for their events."""
+    scored = []
+    for contact, result in zip(contacts, results, strict=True):
+        for name, value in result.items():
+            set_committed_value(contact, name, value)
+        if result["state"] == "scored":
+            scored.append(contact)
+    return scored
+
+
+async def _score_and_save(
+    db: Database,
+    job: Job,
+    batch: Sequence[Contact],
+    found: list[_Enriched | None],
+    *,
+    outbox_id: int,
+    settings: ProcessingSettings,
+    verifiers: Sequence[VerificationProvider],
+) -> int:
+    """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
+    none for) and saves them with their events and the job's progress, in one transaction;
+    the events written."""
+    core = job.scoring_type == "core"
+    items = [
+        scoring.item(contact.id, contact.fields, enriched.numbers)
+        for contact, enriched in zip(batch, found, strict=True)
+        if enriched is not None
+    ]
+    verifications = {}
+    if core and verifiers:
+        numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
+        verifications = await scoring.verify(verifiers, numbers)
+    async with db.unit_of_work() as session:
+        now = utcnow()
+        scores = iter(
+            await scoring.score_items(
+                session,
+                job.client_id,
+                items,
+                now=now.timestamp(),
+                core=core,
+                verifications=verifications,
+                verifiers=verifiers,
+            )
+        )
+        results = [
+            _rejected(contact, now)
+            if enriched is None
+            else _scored(contact, next(scores), enriched, now)
+            for contact, enriched in zip(batch, found, strict=True)
+        ]
+        await repo.save_contact_results(session, results)
+        scored = _apply(batch, results)
+        emitted = await webhooks.emit(
+            session,
+            user_id=job.user_id,
+            event_type=CONTACT_SCORED,
+            payloads=(
+                {"contact": present_contact(c), "job": {"id": job.id, "type": job.job_type}}
+                for c in scored
+            ),
+            job_id=job.id,
+        )
+        # Version 1 contacts with a callback URL: one callback each (D27), written with
+        # the score like every event.
+        emitted += await webhooks.queue_callbacks(
+            session,
+            user_id=job.user_id,
+            job_id=job.id,
+            callbacks=[
+                (c.callback_url, present_callback_contact(c)) for c in scored if c.callback_url
+            ],
+        )
+        now = utcnow()
+        await repo.record_progress(
+            session,
+            job.id,
+            processed=len(results),
+            rejected=sum(1 for r in results if r["state"] == "rejected"),
+            now=now,
+            lease_until=now + settings.job_lease,
+        )
+        await outbox.extend_lease(session, outbox_id, now + settings.outbox_lease)
+    return emitted
+
+
+async def process_job(
+    db: Database,
+    *,
+    job_id: str,
+    outbox_id: int,
+    settings: ProcessingSettings,
+    sources: Sequence[EnrichmentSource] = (),
+    verifiers: Sequence[VerificationProvider] = (),
+    collect_all: bool = False,
+    on_events: Callable[[], None] | None = None,
+) -> str | None:
+    """Scores every pending contact of the job in batches, then finalizes it once.
+
+    Safe to run again after a crash or a redelivered message: the job lease keeps a second
+    worker out, each batch commits its contacts with the job's progress, and the terminal
+    transition is conditional. ``on_events`` is called after a commit that wrote webhook
+    events. Returns the terminal status set by this call, if any."""
+    now = utcnow()
+    async with db.unit_of_work() as session:
+        if not await repo.claim(session, job_id, now=now, until=now + settings.job_lease):
+            job = await repo.get_job(session, job_id)
+            if job is None or job.status in TERMINAL_STATES:
+                await outbox.finish(session, outbox_id)
+            elif job.lease_until is not None:
+                # Another worker holds the job: look again when its lease runs out.
+                await outbox.extend_lease(session, outbox_id, job.lease_until)
+            return None
+        job = await repo.get_job(session, job_id)
+        assert job is not None
+
+    # The job's numbers are indexed before any is scored, so that every batch sees the
+    # whole job when it looks for numbers shared by several people of one company.
+    async with db.unit_of_work() as session:
+        pending = await repo.pending_contact_fields(session, job_id)
+        await scoring.index_numbers(
+            session, job.client_id, [scoring.item(cid, fields) for cid, fields in pending]
+        )
+
+    async with db.read() as session:
+        batch = await repo.pending_contacts(session, job_id, settings.batch_size)
+    # Enrichment and verification call other services: outside any write transaction. The
+    # next batch is enriched while this one is scored and saved, so that the sources' waits
+    # on the database (or a provider) overlap with scoring's.
+    upcoming = _enriching(job, batch, sources, collect_all)
+    try:
+        while upcoming is not None:  # None once there is no batch
+            found = await upcoming
+            async with db.read() as session:
+                following = await repo.pending_contacts(
+                    session, job_id, settings.batch_size, after=batch[-1].ordinal
+                )
+            upcoming = _enriching(job, following, sources, collect_all)
+            emitted = await _score_and_save(
+                db,
+                job,
+                batch,
+                found,
+                outbox_id=outbox_id,
+                settings=settings,
+                verifiers=verifiers,
+            )
+            if emitted and on_events is not None:
+                on_events()
+            batch = following
+    finally:
+        await _abandon(upcoming)
+
+    async with db.unit_of_work() as session:
+        job = await repo.get_job(session, job_id)
+        assert job is not None
+        all_rejected = job.enrichment_rejected_count >= job.accepted_count
+        status = (
+            "Not Enriched" if job.job_type in ENRICHMENT_JOB_TYPES and all_rejected else "Finalized"
+        )
+        now = utcnow()
+        finalized = await repo.finalize(session, job_id, status=status, now=now)
+        if finalized:
+            await webhooks.emit(
+                session,
+                user_id=job.user_id,
+                event_type=JOB_COMPLETED,
+                payloads=[
+                    {
+                        "jobId": job.id,
+                        "jobType": job.job_type,
+                        "jobName": job.name,
+                        "jobStatus": status,
+                        "modifiedAt": isoformat(now),
+                    }
+                ],
+                job_id=job.id,
+            )
+        await outbox.finish(session, outbox_id)
+    if finalized and on_events is not None:
+        on_events()
+    return status if finalized else None
