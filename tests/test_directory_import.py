@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session
 from dialscore.enrichment import directory, matching
 from dialscore.enrichment.matching import Person, lookup_keys
 from dialscore.kit.db import sync_url
+from dialscore.kit.linefiles import FileFormatError
 from dialscore.migrations import upgrade
 from dialscore.models import DirectoryPerson
-from dialscore.scoring.imports import FileFormatError
 from tests.test_imports import Cli, cli, rows_of  # noqa: F401  (cli: the fixture)
 
 

@@ -16,13 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy.engine import make_url
 
+from dialscore.kit.linefiles import MAX_EXAMPLES, FileFormatError
 from dialscore.scoring import loaders
 from dialscore.scoring.imports import (
-    MAX_EXAMPLES,
     CompanyLineRow,
     CsvCounts,
     DncScan,
-    FileFormatError,
     NumberBlockRow,
     block_category,
     company_line_number,

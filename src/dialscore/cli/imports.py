@@ -25,8 +25,9 @@ from rich.progress import (
 from dialscore.cli.output import emit, fail, prepare_database
 from dialscore.config import get_settings
 from dialscore.enrichment import directory as people
+from dialscore.kit import bulkload
+from dialscore.kit.linefiles import FileFormatError, LineCounts
 from dialscore.scoring import loaders
-from dialscore.scoring.imports import FileFormatError, LineCounts
 
 imports = typer.Typer(
     help=(
@@ -43,12 +44,12 @@ FileArgument = Annotated[
 
 
 @contextmanager
-def _progress_bar(what: str) -> Iterator[loaders.Progress]:
+def _progress_bar(what: str) -> Iterator[bulkload.Progress]:
     """A progress callback that draws a bar on stderr only when stderr is a terminal, so that
     a captured stderr holds nothing but a possible error."""
     console = Console(stderr=True)
     if not console.is_terminal:
-        yield loaders.no_progress
+        yield bulkload.no_progress
         return
     columns = (
         TextColumn("{task.description}"),
@@ -66,7 +67,7 @@ def _progress_bar(what: str) -> Iterator[loaders.Progress]:
         yield update
 
 
-def _run(path: Path, what: str, load: Callable[[str, loaders.Progress], T]) -> T:
+def _run(path: Path, what: str, load: Callable[[str, bulkload.Progress], T]) -> T:
     """Checks the file, migrates the embedded database (or checks PostgreSQL's schema), and
     runs ``load`` with the database URL and a progress callback; user errors exit with 1."""
     if not path.exists():

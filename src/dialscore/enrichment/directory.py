@@ -77,24 +77,24 @@ from dialscore.enrichment.matching import (
     record_key_values,
     use_large_memos,
 )
-from dialscore.phones import normalise_type
-from dialscore.scoring.imports import (
+from dialscore.kit.bulkload import (
+    DriverConnection,
+    Progress,
+    analyze,
+    connect,
+    no_progress,
+    prefetching,
+    sqlite_transaction,
+)
+from dialscore.kit.linefiles import (
     MAX_EXAMPLES,
     FileFormatError,
     LineCounts,
     Rejection,
-    _column_key,
-    _quote,
+    column_key,
+    quote,
 )
-from dialscore.scoring.loaders import (
-    Progress,
-    _analyze,
-    _connect,
-    _Connection,
-    _prefetching,
-    _sqlite_transaction,
-    no_progress,
-)
+from dialscore.phones import normalise_type
 
 # Rows per write transaction: on SQLite, 50 000 rows into a table of a million hold the write
 # lock for about a second (the service's writers wait, busy_timeout is 30 s).
@@ -166,7 +166,7 @@ class DirectoryCounts(LineCounts):
     def reject_phone(self, line: int, text: str, reason: str) -> None:
         self.invalid_phones += 1
         if len(self.phone_rejections) < MAX_EXAMPLES:
-            self.phone_rejections.append(Rejection(line, _quote(text), reason))
+            self.phone_rejections.append(Rejection(line, quote(text), reason))
 
     def add(self, block: DirectoryCounts) -> None:
         """Adds the counts of the file's next block."""
@@ -747,7 +747,7 @@ class CsvLayout:
 
 def csv_layout(header: Sequence[str]) -> tuple[CsvLayout, tuple[str, ...]]:
     """The layout of a CSV file with this header, and the columns it ignores."""
-    keys = [_column_key(name) for name in header]
+    keys = [column_key(name) for name in header]
     width = len(keys)
     position: dict[str, int] = {}
     for index, key in enumerate(keys):
@@ -1000,7 +1000,7 @@ def _jsonl_block(text: str, first_line: int, counts: DirectoryCounts) -> list[Ro
         if not isinstance(record, dict):
             counts.reject(line, line_text, "not a JSON object")
             continue
-        by_key = {_column_key(key): key for key in record}
+        by_key = {column_key(key): key for key in record}
         try:
             values = []
             for name in FIELDS:
@@ -1230,7 +1230,7 @@ class _Writer:
     directory (``deferred``, SQLite: no indexes until the end), it appends them, and
     ``resolve_repeated_ids`` settles the records given again."""
 
-    def __init__(self, conn: _Connection, now: datetime, *, deferred: bool = False) -> None:
+    def __init__(self, conn: DriverConnection, now: datetime, *, deferred: bool = False) -> None:
         self.conn = conn
         self.now = now
         self.deferred = deferred
@@ -1309,7 +1309,7 @@ class _Writer:
                 # read, and written when changed, where they are stored, in file order (a
                 # million again: 17.6-18.3 s against 19.3-19.7 in email order).
                 rows.sort(key=_email_order)
-            with _sqlite_transaction(lite):
+            with sqlite_transaction(lite):
                 # A new row takes a rowid above the largest (we hold the write lock), while
                 # an updated one keeps its own: the rows above the old largest are the new.
                 (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
@@ -1425,7 +1425,7 @@ def _create_index(lite: sqlite3.Connection, name: str, create: str) -> None:
 
 
 @contextmanager
-def _indexes_deferred(conn: _Connection) -> Iterator[bool]:
+def _indexes_deferred(conn: DriverConnection) -> Iterator[bool]:
     """On SQLite, drops the indexes of an empty directory and builds them when the import
     ends, however it ends: built once after the rows, they cost 3-4 µs a row, kept up to
     date row by row 5-7 (the ids' one more: its keys come at random). Builds any an earlier
@@ -1434,7 +1434,7 @@ def _indexes_deferred(conn: _Connection) -> Iterator[bool]:
     if lite is None:
         yield False
         return
-    with _sqlite_transaction(lite):
+    with sqlite_transaction(lite):
         (empty,) = lite.execute(f"SELECT NOT EXISTS (SELECT 1 FROM {TABLE})").fetchone()
         for name, create in _indexes():
             if empty:
@@ -1450,7 +1450,7 @@ def _indexes_deferred(conn: _Connection) -> Iterator[bool]:
             # in one thread with a large cache.
             lite.execute(f"PRAGMA threads = {min(4, os.cpu_count() or 1)}")
             lite.execute("PRAGMA cache_size = -4096")
-            with _sqlite_transaction(lite):
+            with sqlite_transaction(lite):
                 for name, create in _indexes():
                     _create_index(lite, name, create)
 
@@ -1500,7 +1500,7 @@ def resolve_repeated_ids(lite: sqlite3.Connection, writer: _Writer, rowids: list
     if not rowids:
         return
     earlier: list[int] = []
-    with _sqlite_transaction(lite):
+    with sqlite_transaction(lite):
         found = lite.execute(
             f"SELECT rowid, id, {', '.join(_VALUES)} FROM {TABLE} "
             "WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY id, rowid",
@@ -1523,7 +1523,7 @@ def resolve_repeated_ids(lite: sqlite3.Connection, writer: _Writer, rowids: list
 
 
 def _make_company_tables(
-    conn: _Connection, parsed: Future[CompanyTableRows] | None, appended: int
+    conn: DriverConnection, parsed: Future[CompanyTableRows] | None, appended: int
 ) -> None:
     """Makes the company tables: from the rows worked out from the companies counted as the
     file was parsed (``parsed``) when the directory holds those rows alone (an import into
@@ -1531,7 +1531,7 @@ def _make_company_tables(
     counting the table."""
     if conn.sqlite is not None:
         lite = conn.sqlite
-        with _sqlite_transaction(lite):
+        with sqlite_transaction(lite):
             # Rowids number the rows appended to a table that was empty from 1; those of
             # records given again are gone, but never the last row.
             (top,) = lite.execute(f"SELECT coalesce(max(rowid), 0) FROM {TABLE}").fetchone()
@@ -1674,7 +1674,7 @@ def _start_chunk_worker(work: _ChunkWork) -> None:
     global _chunk_work
     use_large_memos()
     stack = ExitStack()
-    conn = stack.enter_context(_connect(work.url))
+    conn = stack.enter_context(connect(work.url))
     multiprocessing.util.Finalize(stack, stack.close, exitpriority=10)
     _chunk_work = work, _Writer(conn, work.now, deferred=work.deferred)
 
@@ -1777,7 +1777,7 @@ def _write_here(
 
     # Parsed results are gathered into batches on a helper thread while this one writes (the
     # driver lets go of the interpreter while the database works).
-    with _prefetching(_batches(parsed(), batch_rows)) as ready:
+    with prefetching(_batches(parsed(), batch_rows)) as ready:
         for rows, position in ready:
             tally.write(rows)
             progress("reading", position, size)
@@ -1875,7 +1875,7 @@ def import_directory(
     size = max(1, path.stat().st_size)
     workers = _pool_size(size, workers)
     with (
-        _connect(url) as conn,
+        connect(url) as conn,
         path.open("rb") as handle,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="company-tables") as helper,
     ):
@@ -1907,7 +1907,7 @@ def import_directory(
                 tables = helper.submit(company_table_rows, tally.companies)
         _make_company_tables(conn, tables, tally.ids.rows)
         if conn.postgres is not None:
-            _analyze(conn.postgres, TABLE)
+            analyze(conn.postgres, TABLE)
         progress("reading", size, size)
     return DirectoryReport(
         counts=counts,

@@ -8,13 +8,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dialscore.kit.linefiles import (
+    MAX_EXAMPLES,
+    FileFormatError,
+    LineCounts,
+    Rejection,
+    column_key,
+    quote,
+)
 from dialscore.phones import e164_or_reason
 
 BLOCK_CATEGORIES = ("wireless", "landline", "voip")
-# How many rejected lines a report quotes.
-MAX_EXAMPLES = 5
 MAX_TEXT = 200
-MAX_QUOTED = 80
 
 _CATEGORY_SYNONYMS = {
     "wireless": "wireless",
@@ -38,46 +43,6 @@ _CATEGORY_SYNONYMS = {
 _DNC_SEPARATORS = b" \t\r-().\"'"
 _ZERO, _ONE, _PLUS, _HASH = 48, 49, 43, 35
 _BOM = "\ufeff".encode()
-
-
-class FileFormatError(ValueError):
-    """The file as a whole cannot be read (for instance, a CSV without the columns it needs)."""
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """A line that was not imported: where, what it said (shortened) and why."""
-
-    line: int
-    text: str
-    reason: str
-
-    def describe(self) -> dict[str, Any]:
-        return {"line": self.line, "text": self.text, "reason": self.reason}
-
-
-@dataclass
-class LineCounts:
-    """What became of the lines of one file: accepted, skipped (blank, comment, header) or
-    invalid; with the first few invalid lines quoted."""
-
-    lines: int = 0
-    accepted: int = 0
-    skipped: int = 0
-    invalid: int = 0
-    rejections: list[Rejection] = field(default_factory=list)
-
-    def reject(self, line: int, text: str | bytes, reason: str) -> None:
-        self.invalid += 1
-        if len(self.rejections) < MAX_EXAMPLES:
-            self.rejections.append(Rejection(line, _quote(text), reason))
-
-
-def _quote(text: str | bytes) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    text = text.rstrip("\r\n")
-    return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
 
 
 # -- do-not-call numbers -------------------------------------------------------------------
@@ -196,7 +161,7 @@ class DncScan(LineCounts):
             for index in invalid_at:
                 raw = raw_lines[index]
                 self.rejections.append(
-                    Rejection(first_line + index, _quote(raw), dnc_rejection_reason(raw))
+                    Rejection(first_line + index, quote(raw), dnc_rejection_reason(raw))
                 )
         self.lines += len(cleaned)
         self.accepted += len(numbers)
@@ -215,10 +180,6 @@ class CsvCounts(LineCounts):
     that value of a known row as it was, while an empty cell clears it)."""
 
     columns: frozenset[str] = frozenset()
-
-
-def _column_key(name: str) -> str:
-    return "".join(ch for ch in name.strip().lstrip("\ufeff").lower() if ch not in " _-.")
 
 
 def _find(header: dict[str, int], *names: str) -> int | None:
@@ -250,7 +211,7 @@ def _csv_rows(
             counts.skipped += 1
             header: dict[str, int] = {}
             for position, name in enumerate(cells):
-                header.setdefault(_column_key(name), position)
+                header.setdefault(column_key(name), position)
             columns(header)
             continue
         yield line, cells

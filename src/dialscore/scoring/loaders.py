@@ -9,29 +9,28 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 import psycopg
-from sqlalchemy.engine import make_url
 
-from dialscore.kit.db import sync_url
+from dialscore.kit.bulkload import (
+    DriverConnection,
+    Progress,
+    analyze,
+    connect,
+    no_progress,
+    prefetching,
+    sqlite_transaction,
+)
+from dialscore.kit.linefiles import LineCounts
 from dialscore.scoring.imports import (
     CsvCounts,
     DncScan,
-    LineCounts,
     scan_company_lines,
     scan_number_blocks,
 )
-
-T = TypeVar("T")
-
-# (phase, done, total): "reading" counts bytes of the file, "sorting" has no total (0), and
-# "writing" counts numbers written to the list.
-Progress = Callable[[str, int, int], None]
 
 # Numbers parsed per batch (read on a helper thread while the previous batch is written).
 DNC_BATCH = 250_000
@@ -74,54 +73,6 @@ class UpsertReport:
     seconds: float
 
 
-def no_progress(phase: str, done: int, total: int) -> None:
-    """A progress callback that shows nothing."""
-
-
-# -- connections -----------------------------------------------------------------------------
-
-
-@dataclass
-class _Connection:
-    sqlite: sqlite3.Connection | None = None
-    postgres: psycopg.Connection[Any] | None = None
-
-
-@contextmanager
-def _connect(url: str) -> Iterator[_Connection]:
-    parsed = make_url(sync_url(url))
-    if parsed.get_backend_name() == "sqlite":
-        lite = sqlite3.connect(parsed.database or "", isolation_level=None, timeout=30.0)
-        try:
-            for pragma in (
-                "journal_mode=WAL",
-                "busy_timeout=30000",
-                "synchronous=NORMAL",
-                # A large transaction grows the WAL; give the space back once checkpointed.
-                "journal_size_limit=67108864",
-            ):
-                lite.execute(f"PRAGMA {pragma}")
-            yield _Connection(sqlite=lite)
-        finally:
-            lite.close()
-    else:
-        conninfo = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-        with psycopg.connect(conninfo, autocommit=True) as pg:
-            yield _Connection(postgres=pg)
-
-
-@contextmanager
-def _sqlite_transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    # IMMEDIATE takes the write lock up front (waiting up to busy_timeout for the service).
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 # -- do-not-call lists -----------------------------------------------------------------------
 
 
@@ -153,22 +104,6 @@ def _dnc_batches(
             batch = []
     if batch:
         yield batch, handle.tell()
-
-
-@contextmanager
-def _prefetching(items: Iterator[T]) -> Iterator[Iterator[T]]:
-    """The items, each produced on a helper thread while the caller works on the one before:
-    parsing (Python, holding the GIL) overlaps with writing (the database driver, which
-    releases it), so an import uses two cores. On exit, waits for the helper's item."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-parse") as helper:
-
-        def prefetched() -> Iterator[T]:
-            pending = helper.submit(next, items, None)
-            while (item := pending.result()) is not None:
-                pending = helper.submit(next, items, None)
-                yield item
-
-        yield prefetched()
 
 
 def _json_array(digits: Sequence[bytes]) -> str:
@@ -203,7 +138,7 @@ def _sqlite_dnc(
     conn.execute("DROP TABLE IF EXISTS temp.dnc_stage")
     conn.execute("CREATE TEMPORARY TABLE dnc_stage (number INTEGER NOT NULL)")
     size = max(1, os.fstat(handle.fileno()).st_size)
-    with _prefetching(_dnc_batches(handle, scan, batch_size)) as batches:
+    with prefetching(_dnc_batches(handle, scan, batch_size)) as batches:
         for digits, position in batches:
             # One statement per batch, the numbers as one JSON array: nothing bound per row,
             # and the temporary database only, so the service's writers are not held up.
@@ -231,7 +166,7 @@ def _sqlite_dnc(
     while low < _LAST_NUMBER:
         row = conn.execute(boundary, (low, range_size - 1)).fetchone()
         high = _LAST_NUMBER if row is None else int(row[0])
-        with _sqlite_transaction(conn):
+        with sqlite_transaction(conn):
             changed += conn.execute(write, (list_name, low, high)).rowcount
         low = high
         written = min(written + range_size, scan.accepted)
@@ -267,7 +202,7 @@ def _postgres_dnc(
         )
     size = max(1, os.fstat(handle.fileno()).st_size)
     changed = 0
-    with _prefetching(_dnc_batches(handle, scan, batch_size)) as batches:
+    with prefetching(_dnc_batches(handle, scan, batch_size)) as batches:
         for digits, position in batches:
             with conn.transaction(), conn.cursor() as cursor:
                 with cursor.copy("COPY dnc_import (number) FROM STDIN") as copy:
@@ -275,14 +210,8 @@ def _postgres_dnc(
                 cursor.execute(write, (list_name,))
                 changed += cursor.rowcount
             progress("reading", position, size)
-    _analyze(conn, "dnc_numbers")
+    analyze(conn, "dnc_numbers")
     return changed
-
-
-def _analyze(conn: psycopg.Connection[Any], table: str) -> None:
-    # Fresh statistics at once: without them, after a bulk load, the planner read the scoring
-    # lookups' IN lists as most of the table and scanned 10M rows for each (0.7 s a query).
-    conn.execute(f"ANALYZE {table}")
 
 
 def import_dnc(
@@ -302,7 +231,7 @@ def import_dnc(
         raise ValueError(f"a list name has 1 to {MAX_LIST_NAME} characters")
     started = time.perf_counter()
     scan = DncScan()
-    with _connect(url) as conn, path.open("rb") as handle:
+    with connect(url) as conn, path.open("rb") as handle:
         if conn.sqlite is not None:
             changed = _sqlite_dnc(
                 conn.sqlite,
@@ -359,7 +288,7 @@ class _Upserts:
     """Inserts new rows and updates changed ones, a batch per transaction, counting which.
     Only the value columns the file has are written: a column it lacks stays as it was."""
 
-    def __init__(self, conn: _Connection, table: _Table) -> None:
+    def __init__(self, conn: DriverConnection, table: _Table) -> None:
         self.conn = conn
         self.table = table
         self.imported = self.updated = self.unchanged = 0
@@ -380,7 +309,7 @@ class _Upserts:
         )
         if self.conn.sqlite is not None:
             lite = self.conn.sqlite
-            with _sqlite_transaction(lite):
+            with sqlite_transaction(lite):
                 found = lite.execute(
                     select + "IN (SELECT value FROM json_each(?))", (json.dumps(list(wanted)),)
                 ).fetchall()
@@ -416,7 +345,7 @@ def _import_rows(
     counts = CsvCounts()
     size = max(1, path.stat().st_size)
     with (
-        _connect(url) as conn,
+        connect(url) as conn,
         path.open("rb") as raw,
         io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="") as handle,
     ):
@@ -432,7 +361,7 @@ def _import_rows(
         if batch:
             upserts.write(list(batch.values()), counts.columns)
         if conn.postgres is not None:
-            _analyze(conn.postgres, table.name)
+            analyze(conn.postgres, table.name)
         progress("reading", raw.tell(), size)
     return UpsertReport(
         counts=counts,
