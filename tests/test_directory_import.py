@@ -1,4 +1,4 @@
-"""The directory import: phones and the NANP shortcut, blocks of lines (quoted fields across
+"""The directory import: its reading of phones, blocks of lines (quoted fields across
 them, worker processes), the loader on SQLite and PostgreSQL, and ``dialscore import
 directory`` run as a real command, checked against the rows in the database."""
 
@@ -11,14 +11,12 @@ import hashlib
 import io
 import json
 import multiprocessing
-import random
 import sqlite3
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import phonenumbers
 import psycopg
 import pytest
 from sqlalchemy import create_engine, select
@@ -77,143 +75,6 @@ def test_phones_in_e164_with_us_as_default(text: str, e164: str | None) -> None:
     assert bool(reason) is (e164 is None)
     if e164 is None and "x" in text:
         assert reason == "a number with an extension"
-
-
-def test_the_nanp_shortcut_agrees_with_libphonenumber() -> None:
-    """Validity memoised by a number's first digits equals libphonenumber's, number by
-    number, also in the area codes whose patterns look further (Barbados 246, Jamaica 876,
-    US personal numbers 52x, toll-free 800)."""
-    decisive = directory.nanp_decisive_digits()
-    assert decisive["415"] == 4 and decisive["876"] > directory.MAX_MEMO_DIGITS
-    assert decisive["246"] > 4 and decisive["524"] > 4
-    rng = random.Random(7)
-    special = ["246", "876", "658", "520", "523", "524", "800", "809", "441"]
-    numbers = [str(rng.randint(2_000_000_000, 9_999_999_999)) for _ in range(20_000)]
-    numbers += [rng.choice(special) + f"{rng.randrange(10**7):07d}" for _ in range(20_000)]
-    disagreements = [
-        n
-        for n in numbers
-        if directory._nanp_valid(n)
-        != phonenumbers.is_valid_number(
-            phonenumbers.PhoneNumber(country_code=1, national_number=int(n))
-        )
-    ]
-    assert disagreements == []
-    assert any(directory._nanp_valid(n) for n in numbers)
-    assert not all(directory._nanp_valid(n) for n in numbers)
-
-
-def test_the_shortcuts_give_what_the_general_parser_gives() -> None:
-    """Numbers in every country code, of every length, with and without national prefixes
-    and separators: the shortcuts' answer is the general parser's, number by number."""
-    rng = random.Random(11)
-    codes = sorted(phonenumbers.COUNTRY_CODE_TO_REGION_CODE)
-    texts = []
-    # Each region's example numbers, their last digits changed.
-    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
-        for kind in range(11):
-            example = phonenumbers.example_number_for_type(region, kind)
-            if example is not None:
-                nsn = phonenumbers.national_significant_number(example)
-                for _ in range(4):
-                    tail = "".join(rng.choice("0123456789") for _ in nsn[-4:])
-                    texts.append(f"+{example.country_code} {nsn[:-4]} {tail}")
-    for _ in range(20_000):
-        code = rng.choice(codes)
-        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 18)))
-        if rng.random() < 0.5:
-            digits = rng.choice("23456789") + digits[1:]
-        elif rng.random() < 0.3:
-            digits = "0" + digits
-        text = f"+{code}{digits}"
-        if rng.random() < 0.5:
-            text = f"+{code} " + " ".join(digits[i : i + 3] for i in range(0, len(digits), 3))
-        texts.append(rng.choice((text, text.replace(" ", "-"), f"({text[:3]}) {text[3:]}")))
-    texts += ["+44\t20 7946 0000", "415\t555\t2671", "415\u00a0555\u00a02671", "+0 12", "+44 20"]
-    general = directory._parsed_e164.__wrapped__
-    assert [t for t in texts if directory.phone_e164(t) != general(t)] == []
-    valid = [t for t in texts if directory.phone_e164(t)[0] is not None]
-    shortcut = [
-        t for t in valid if directory._international(t.encode().translate(None, b" -()")[1:])
-    ]
-    assert len(valid) > 3000 and len(shortcut) > 2000
-
-
-@pytest.mark.parametrize(
-    ("pattern", "digits"),
-    [
-        ("(?:1\\d|2[0-5])\\d{7}", 2),  # a head of two, then free digits
-        ("7(?:[1-57-9]\\d|6[0-8])\\d{5}", 3),
-        ("\\d{4}(?:\\d{2})?", 0),  # free digits alone: the length decides
-        ("1(?:5[0-25-9]\\d{8}|6[023]\\d{7,8})", 3),  # free digits inside the last group
-        ("[2-9]\\d{2,3}|800\\d{4}", 3),
-        ("(?:12){2}\\d", 4),  # a group taken twice is not looked into
-        ("(?:3\\d)?\\d{6}|44", 2),
-        ("[0-9]{3}5", 4),  # a free class before a fixed digit decides with it
-    ],
-)
-def test_the_digits_that_decide_a_pattern(pattern: str, digits: int) -> None:
-    alternatives, end = directory._pattern_parts(pattern)
-    assert end == len(pattern)
-    assert max(map(directory._deciding_width, alternatives)) == digits
-
-
-def test_the_digits_that_decide_by_the_first_digit() -> None:
-    """A pattern that starts with a group is read alternative by alternative: a number
-    starting with 2 needs only its first digit here, one starting with 1 three."""
-    (parts,) = directory._whole_pattern_parts("(?:1(?:2\\d|3[0-4]\\d\\d)|2\\d)\\d{6}")
-    assert directory._deciding_widths(parts) == {"1": 3, "2": 1}
-    (parts,) = directory._whole_pattern_parts("(?:5\\d)?[4-6]\\d{3}")  # may start without it
-    assert directory._deciding_widths(parts) == dict.fromkeys("456", 3)
-
-
-@pytest.mark.parametrize("pattern", ["\\s\\d{3}", "1(?=2)\\d", "12)3", "(?:12"])
-def test_a_pattern_it_cannot_read_is_an_error(pattern: str) -> None:
-    with pytest.raises(ValueError):
-        directory._whole_pattern_parts(pattern)
-
-
-def test_foreign_validity_remembered_by_the_deciding_digits_is_libphonenumbers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every country code's patterns are read. Numbers near each region's examples (their
-    tails changed, a digit more or less) and random ones: whether the answer comes from the
-    memo or not, it is libphonenumber's."""
-    monkeypatch.setattr(directory, "_FOREIGN_BY_PREFIX", {})
-    rng = random.Random(12)
-    codes = sorted(set(phonenumbers.COUNTRY_CODE_TO_REGION_CODE) - {1})
-    assert [code for code in codes if directory.deciding_digits(code) is None] == []
-    checked = valid = 0
-    for code in codes:
-        heads = [
-            phonenumbers.national_significant_number(example)
-            for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE[code]
-            for kind in range(11)
-            if (example := phonenumbers.example_number_for_type(region, kind)) is not None
-        ]
-        example = phonenumbers.example_number_for_non_geo_entity(code)
-        heads += [phonenumbers.national_significant_number(example)] if example else []
-        for _ in range(120):
-            if heads and rng.random() < 0.8:
-                head = rng.choice(heads)
-                keep = rng.randint(1, len(head))
-                more = len(head) - keep + rng.choice((-1, 0, 0, 1))
-                national = head[:keep] + "".join(rng.choices("0123456789", k=max(0, more)))
-            else:
-                national = str(rng.randrange(10, 10 ** rng.randint(3, 15)))
-            if national.startswith("0"):
-                continue
-            number = phonenumbers.PhoneNumber(country_code=code, national_number=int(national))
-            expected = phonenumbers.is_valid_number(number)
-            assert directory._foreign_valid(code, national, f"{code}{national}") == expected, (
-                code,
-                national,
-            )
-            checked += 1
-            valid += expected
-    # Most answers came from the memo, and both answers were given often.
-    assert len(directory._FOREIGN_BY_PREFIX) < checked / 2
-    assert checked / 4 < valid < checked * 3 / 4
 
 
 # -- blocks -----------------------------------------------------------------------------------
