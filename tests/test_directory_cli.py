@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from dialscore.enrichment.matching import Person, lookup_keys
+from dialscore.identity.keys import Person, lookup_keys
 from tests.test_imports import Cli, cli  # noqa: F401  (the fixture)
 
 CSV_FILE = """id,firstName,lastName,email,company,website,phone,phoneType,phone2

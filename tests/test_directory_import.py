@@ -22,8 +22,15 @@ import pytest
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from dialscore.enrichment import directory, matching
-from dialscore.enrichment.matching import Person, lookup_keys
+from dialscore.enrichment import directory
+from dialscore.enrichment.directory import blocks, importer, pool, sqlite_writer
+from dialscore.enrichment.directory.columns import COLUMNS
+from dialscore.enrichment.directory.companies import company_table_rows
+from dialscore.enrichment.directory.parsing import parse_block
+from dialscore.enrichment.directory.rows import phone_e164
+from dialscore.identity import companies as identity_companies
+from dialscore.identity import keys as identity_keys
+from dialscore.identity.keys import Person, lookup_keys
 from dialscore.kit.db import sync_url
 from dialscore.kit.linefiles import FileFormatError
 from dialscore.migrations import upgrade
@@ -70,7 +77,7 @@ def phones_of(value: Any) -> Any:
     ],
 )
 def test_phones_in_e164_with_us_as_default(text: str, e164: str | None) -> None:
-    number, reason = directory.phone_e164(text)
+    number, reason = phone_e164(text)
     assert number == e164
     assert bool(reason) is (e164 is None)
     if e164 is None and "x" in text:
@@ -92,7 +99,7 @@ QUOTED = (
 
 
 def parsed_rows(data: bytes, block_bytes: int) -> tuple[list[Any], directory.DirectoryCounts]:
-    parser = directory._BlockParser(directory._LineReader(io.BytesIO(data), "csv"), block_bytes)
+    parser = pool.BlockParser(blocks.LineReader(io.BytesIO(data), "csv"), block_bytes)
     rows: list[Any] = []
     counts = directory.DirectoryCounts()
     for result, _ in parser.results(0):
@@ -124,7 +131,7 @@ def test_an_unterminated_quote_runs_to_the_end_of_the_file() -> None:
 
 
 def test_a_line_longer_than_the_limit_is_a_file_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(directory, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(blocks, "MAX_LINE_BYTES", 100)
     with pytest.raises(FileFormatError, match="longer than"):
         parsed_rows(b"id,email\n" + b"x" * 300 + b"\n", 16)
 
@@ -149,17 +156,19 @@ def table(url: str) -> list[tuple[Any, ...]]:
 
 def test_the_workers_large_memos_give_the_same_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """What an import's parse workers do first: the company and host memos widened, the
-    keys unchanged (the names are restored after the test)."""
-    names = ("_company_identity", "_stored_company_key", "_company_page", "_host", "_company_host")
-    for name in names:
-        monkeypatch.setattr(matching, name, getattr(matching, name))
+    keys unchanged (the memos are restored after the test)."""
+    key_memos = ("_company_identity", "_stored_company_key", "_company_page")
+    memos = [(identity_keys, name) for name in key_memos]
+    memos += [(identity_companies, name) for name in ("_host", "_company_host")]
+    for module, name in memos:
+        monkeypatch.setattr(module, name, getattr(module, name))
     record = ("Ann", "Lee", "ann@acme.com", None, "Acme, Inc.", "https://www.acme.com/", None)
-    before = matching.record_key_values(*record)
-    matching.use_large_memos()
-    for name in names:
-        assert getattr(matching, name).cache_info().maxsize == matching.LARGE_MEMO
-    assert matching.record_key_values(*record) == before
-    assert matching._company_identity.cache_info().misses == 1
+    before = identity_keys.record_key_values(*record)
+    identity_keys.use_large_memos()
+    for module, name in memos:
+        assert getattr(module, name).cache_info().maxsize == identity_keys.LARGE_MEMO
+    assert identity_keys.record_key_values(*record) == before
+    assert identity_keys._company_identity.cache_info().misses == 1
 
 
 def test_workers_and_blocks_give_the_rows_of_one_pass(database_url: str, tmp_path: Path) -> None:
@@ -310,7 +319,7 @@ def test_an_import_settles_the_ids_an_import_stopped_midway_left_twice(tmp_path:
     path = tmp_path / "people.csv"
     path.write_text(people_csv(20))
     directory.import_directory(url, path)
-    columns = ", ".join(name for name in directory.COLUMNS if name != "title")
+    columns = ", ".join(name for name in COLUMNS if name != "title")
     with sqlite3.connect(tmp_path / "fresh.db") as conn:
         conn.execute("DROP INDEX ux_directory_people_id")
         conn.execute(
@@ -366,15 +375,15 @@ def test_the_company_tables_counted_as_parsed_or_in_the_table(
     # table is not counted).
     with monkeypatch.context() as patch:
         if database_url.startswith("sqlite"):
-            patch.setattr(directory, "COMPANY_TABLES_SQL", ("SELECT not_counted",))
+            patch.setattr(sqlite_writer, "COMPANY_TABLES_SQL", ("SELECT not_counted",))
         directory.import_directory(database_url, path)
     assert company_tables(database_url) == COMPANY_TABLES
     # Into one with these people: counted in the table.
     report = directory.import_directory(database_url, path)
     assert report.unchanged == 12
     assert company_tables(database_url) == COMPANY_TABLES
-    parsed = directory.parse_block("csv", None, 1, path.read_bytes(), True)
-    assert directory.company_table_rows(parsed.companies) == COMPANY_TABLES
+    parsed = parse_block("csv", None, 1, path.read_bytes(), True)
+    assert company_table_rows(parsed.companies) == COMPANY_TABLES
 
 
 @pytest.mark.parametrize("batch_rows", [4, 50_000])
@@ -388,7 +397,7 @@ def test_a_record_given_again_has_its_company_counted_once(
     path.write_text(
         COMPANIES_CSV + "s5,E,E,,Summit,summit.io,\ni3,K,K,,Initech,,linkedin.com/company/initech\n"
     )
-    monkeypatch.setattr(directory, "COMPANY_TABLES_SQL", ("SELECT not_counted",))
+    monkeypatch.setattr(sqlite_writer, "COMPANY_TABLES_SQL", ("SELECT not_counted",))
     report = directory.import_directory(url, path, batch_rows=batch_rows)
     assert (report.imported, report.updated, report.unchanged) == (12, 1, 1)
     assert company_tables(url) == ([("summit", "summit.io", 3)], COMPANY_TABLES[1])
@@ -422,7 +431,7 @@ def test_a_reimport_sets_the_keys_of_the_records_it_changes(
 
 
 def test_the_keys_set_apart_are_the_lookup_indexes_columns() -> None:
-    assert directory.lookup_keys() == (
+    assert sqlite_writer.lookup_keys() == (
         "email_key", "linkedin_key", "last_name_key", "company_key", "first_initial"
     )  # fmt: skip
 
@@ -432,9 +441,7 @@ def test_the_keys_set_apart_are_the_lookup_indexes_columns() -> None:
 
 def directory_state(url: str) -> tuple[Any, ...]:
     """Every column of every record (not when it was written), and the company tables."""
-    records = rows_of(
-        url, f"SELECT {', '.join(directory.COLUMNS)} FROM directory_people ORDER BY id"
-    )
+    records = rows_of(url, f"SELECT {', '.join(COLUMNS)} FROM directory_people ORDER BY id")
     return records, company_tables(url)
 
 
@@ -469,19 +476,19 @@ def forked(monkeypatch: pytest.MonkeyPatch) -> None:
     (from a server that starts meanwhile, this process could read the whole small file)."""
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork here")
-    monkeypatch.setattr(directory, "_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.setattr(pool, "worker_context", lambda: multiprocessing.get_context("fork"))
 
 
 def worker_chunks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The rows of each chunk a worker wrote, as the importing process hears of them."""
     seen: list[int] = []
-    written = directory._Tally.written
+    written = pool.Tally.written
 
     def spy(tally: Any, chunk: Any) -> None:
         seen.append(chunk.counts.accepted)
         written(tally, chunk)
 
-    monkeypatch.setattr(directory._Tally, "written", spy)
+    monkeypatch.setattr(pool.Tally, "written", spy)
     return seen
 
 
@@ -532,12 +539,13 @@ def test_a_chunk_cut_through_a_quoted_field_is_parsed_here(
     assert expected.imported == 480
     starts: list[int] = []
 
-    class Reader(directory._LineReader):
+    class Reader(blocks.LineReader):
         def __init__(self, handle: Any, kind: str, position: int = 0, line: int = 1) -> None:
             starts.append(position)
             super().__init__(handle, kind, position, line)
 
-    monkeypatch.setattr(directory, "_LineReader", Reader)
+    monkeypatch.setattr(importer, "LineReader", Reader)
+    monkeypatch.setattr(pool, "LineReader", Reader)
     report = directory.import_directory(url, path, workers=2, block_bytes=64)
     assert starts[0] == 0 and starts[1:] and starts[-1] > 0  # a chunk handed back
     assert counted(report) == counted(expected)
@@ -561,8 +569,8 @@ def test_a_file_error_in_a_workers_chunk_keeps_the_chunks_before_it(tmp_path: Pa
 
 def test_only_a_database_in_a_file_is_written_by_the_workers(tmp_path: Path) -> None:
     """Workers open the database themselves: an in-memory one would be their own."""
-    assert directory._on_disk(sqlite3.connect(tmp_path / "file.db"))
-    assert not directory._on_disk(sqlite3.connect(":memory:"))
+    assert sqlite_writer.on_disk(sqlite3.connect(tmp_path / "file.db"))
+    assert not sqlite_writer.on_disk(sqlite3.connect(":memory:"))
 
 
 def test_workers_are_forked_only_from_a_process_of_one_thread() -> None:
@@ -570,11 +578,11 @@ def test_workers_are_forked_only_from_a_process_of_one_thread() -> None:
         pytest.skip("no fork here")
     stop = threading.Event()
     if threading.active_count() == 1:
-        assert directory._context().get_start_method() == "fork"
+        assert pool.worker_context().get_start_method() == "fork"
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert directory._context().get_start_method() == "forkserver"
+        assert pool.worker_context().get_start_method() == "forkserver"
     finally:
         stop.set()
         other.join()
