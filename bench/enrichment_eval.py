@@ -1,5 +1,6 @@
 """How well identity resolution finds the right directory record, and refuses the wrong one.
-No server: a seeded world run through the pure matcher (``dialscore.enrichment.matching``).
+No server: a seeded world run through the pure matcher (``dialscore.enrichment.matching``)
+and the keys of ``dialscore.identity``.
 
 - **The world.** ``--people`` (20000) directory records of people at ``--companies`` (2500)
   companies of very unequal size, names drawn with a long tail (a few names very common),
@@ -43,14 +44,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
-from dialscore.enrichment.matching import (
-    DEFAULT_MIN_CONFIDENCE,
-    Match,
+from dialscore.enrichment.matching import DEFAULT_MIN_CONFIDENCE, Match, best_match
+from dialscore.identity.companies import dominant_domains
+from dialscore.identity.keys import (
     Person,
-    best_match,
-    company_key,
-    dominant_domains,
-    first_initial,
     lookup_keys,
     page_only,
     record_keys,
@@ -617,7 +614,7 @@ class Index:
             if stored.company_name and stored.company_domain:
                 domains[stored.company_name][stored.company_domain] += 1
             keys = lookup_keys(record)
-            company, initial = company_key(record), first_initial(record)
+            company, initial = stored.company, stored.initial
             if keys.email:
                 self.email[keys.email].append(position)
             if keys.linkedin:

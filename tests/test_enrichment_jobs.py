@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from dialscore.enrichment.matching import Person
 from dialscore.enrichment.repository import add_directory_people
+from dialscore.identity.keys import Person
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from tests.conftest import SECRET

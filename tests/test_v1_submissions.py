@@ -10,8 +10,8 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
-from dialscore.enrichment.matching import Person
 from dialscore.enrichment.repository import add_directory_people
+from dialscore.identity.keys import Person
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job

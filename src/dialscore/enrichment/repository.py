@@ -12,7 +12,7 @@ from sqlalchemy import Row, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment.directory import COMPANY_TABLES_SQL
-from dialscore.enrichment.matching import Keys, Person, record_keys
+from dialscore.identity.keys import Keys, Person, record_keys
 from dialscore.models import DirectoryPerson
 
 # A common name at a large company can have many namesakes: of the records that share one

@@ -19,21 +19,17 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment import repository as repo
-from dialscore.enrichment.matching import (
+from dialscore.enrichment.matching import Match, Profile, best_of, match_profiles, profile
+from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
+from dialscore.identity.companies import company_name_key
+from dialscore.identity.keys import (
     Keys,
-    Match,
     Person,
-    Profile,
-    best_of,
-    company_name_key,
     lookup_keys,
-    match_profiles,
     page_only,
     person_from_fields,
-    profile,
     with_company_of_page,
 )
-from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
 from dialscore.kit.db import Database
 
 _TYPES = ("mobile", "direct", "hq", "other")

@@ -39,7 +39,7 @@ class DirectoryPerson(Base):
     title: Mapped[str | None] = mapped_column(String(300), nullable=True)
     # [{"number": E.164, "type": "mobile" | "direct" | "hq" | "other" | null}]
     phones: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
-    # Lookup keys (enrichment.matching.record_keys): normalised email, canonical LinkedIn
+    # Lookup keys (identity.keys.record_keys): normalised email, canonical LinkedIn
     # slug, folded last name, company key, first initial.
     email_key: Mapped[str | None] = mapped_column(String(320), nullable=True)
     linkedin_key: Mapped[str | None] = mapped_column(String(200), nullable=True)

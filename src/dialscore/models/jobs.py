@@ -62,7 +62,7 @@ class Contact(Base):
     company_account: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     linkedin_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
     # Keys for finding the same person among the client's contacts
-    # (enrichment.matching.record_keys).
+    # (identity.keys.record_keys).
     last_name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     email_key: Mapped[str | None] = mapped_column(String(320), nullable=True)
     linkedin_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
