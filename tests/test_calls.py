@@ -17,6 +17,7 @@ from dialscore.calls import repository as calls_repo
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.models import CallOutcome
+from dialscore.scoring import repository as scoring_repo
 from tests.conftest import SECRET
 from tests.support import V2, Tenant, add_user, assert_error, make_tenant, many_contacts, submit
 
@@ -480,8 +481,8 @@ async def test_other_clients_calls_are_invisible(
     assert [c["outcome"] for c in data["calls"]] == ["wrong_number"]
 
     async with db.read() as session:
-        mine = await calls_repo.outcomes_for(session, tenant.client_id, [ANN])
-        theirs = await calls_repo.outcomes_for(session, other.client_id, [ANN])
+        mine = await scoring_repo.outcomes_for(session, tenant.client_id, [ANN])
+        theirs = await scoring_repo.outcomes_for(session, other.client_id, [ANN])
     assert [r.outcome for r in mine[ANN]] == ["connected"]
     assert [r.outcome for r in theirs[ANN]] == ["wrong_number"]
 
@@ -729,7 +730,7 @@ async def test_outcomes_for_orders_each_number_by_call_time(db: Database, tenant
         ],
     )
     async with db.read() as session:
-        found = await calls_repo.outcomes_for(session, client, [ANN, BOB, "+12125550100", ANN])
+        found = await scoring_repo.outcomes_for(session, client, [ANN, BOB, "+12125550100", ANN])
     assert found == {
         ANN: [
             ("no_answer", at[0], None),
@@ -741,7 +742,7 @@ async def test_outcomes_for_orders_each_number_by_call_time(db: Database, tenant
         "+12125550100": [],
     }
     first = found[ANN][0]
-    assert isinstance(first, calls_repo.CallRecordRow)
+    assert isinstance(first, scoring_repo.CallRecordRow)
     assert (first.outcome, first.called_at, first.ivr_path) == ("no_answer", at[0], None)
     assert first.called_at.tzinfo is not None
 
@@ -753,8 +754,8 @@ async def test_outcomes_for_since_is_inclusive(db: Database, tenant: Tenant) -> 
         db, [_row(tenant.client_id, ANN, o, t) for o, t in zip(outcomes, at, strict=True)]
     )
     async with db.read() as session:
-        found = await calls_repo.outcomes_for(session, tenant.client_id, [ANN], since=at[1])
-        nothing = await calls_repo.outcomes_for(session, tenant.client_id, [])
+        found = await scoring_repo.outcomes_for(session, tenant.client_id, [ANN], since=at[1])
+        nothing = await scoring_repo.outcomes_for(session, tenant.client_id, [])
     assert [(r.outcome, r.called_at) for r in found[ANN]] == [("busy", at[1]), ("ivr", at[2])]
     assert nothing == {}
 
@@ -769,7 +770,7 @@ async def test_outcomes_for_1200_numbers_in_three_queries(db: Database, tenant: 
 
     with statements_on(db, "call_outcomes") as statements:
         async with db.read() as session:
-            found = await calls_repo.outcomes_for(session, tenant.client_id, numbers)
+            found = await scoring_repo.outcomes_for(session, tenant.client_id, numbers)
     assert len(statements) == 3
     assert set(found) == set(numbers)
     for index, number in enumerate(numbers):

@@ -1,10 +1,9 @@
-"""Every query of the calls domain, including the outcomes the scoring engine reads."""
+"""Every query of the calls domain; scoring reads the call history in its own repository."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,12 +13,6 @@ from dialscore.models import CallOutcome, Contact
 # Bound parameters per IN list: well under SQLite's and PostgreSQL's limits, and small enough
 # for the planner to treat as an index lookup per value.
 IN_CHUNK = 500
-
-
-class CallRecordRow(NamedTuple):
-    outcome: str
-    called_at: datetime
-    ivr_path: str | None
 
 
 def _chunks(values: Sequence[str]) -> list[Sequence[str]]:
@@ -58,28 +51,3 @@ async def list_outcomes(
         .limit(limit)
     )
     return rows.all(), int(total or 0)
-
-
-async def outcomes_for(
-    session: AsyncSession,
-    client_id: str,
-    numbers: Collection[str],
-    since: datetime | None = None,
-) -> dict[str, list[CallRecordRow]]:
-    """The client's reported calls to each E.164 number (from ``since``, inclusive), oldest
-    first. Every distinct number asked for is a key, with an empty list when it has none.
-
-    One query per 500 numbers, reading only the columns the engine needs (no ORM objects);
-    the index (client_id, number, called_at) answers it."""
-    wanted = sorted(set(numbers))
-    result: dict[str, list[CallRecordRow]] = {number: [] for number in wanted}
-    for chunk in _chunks(wanted):
-        query = select(
-            CallOutcome.number, CallOutcome.outcome, CallOutcome.called_at, CallOutcome.ivr_path
-        ).where(CallOutcome.client_id == client_id, CallOutcome.number.in_(chunk))
-        if since is not None:
-            query = query.where(CallOutcome.called_at >= since)
-        query = query.order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
-        for number, outcome, called_at, ivr_path in await session.execute(query):
-            result[number].append(CallRecordRow(outcome, called_at, ivr_path))
-    return result

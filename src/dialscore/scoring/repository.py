@@ -1,21 +1,31 @@
-"""Every query of the scoring domain: the evidence for a batch of numbers, a few queries per
-batch whatever its size (IN lists in chunks), never one query per phone."""
+"""Every query of the scoring domain: the evidence for a batch of numbers (blocks, do-not-call
+lists, company lines, the client's call history, numbers shared in a company), a few queries
+per batch whatever its size (IN lists in chunks), never one query per phone."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from typing import TypeVar
+from datetime import datetime
+from typing import NamedTuple, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.models import CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
 
+# Bound parameters per IN list: well under SQLite's and PostgreSQL's limits, and small enough
+# for the planner to treat as an index lookup per value.
 CHUNK = 500
 T = TypeVar("T")
+
+
+class CallRecordRow(NamedTuple):
+    outcome: str
+    called_at: datetime
+    ivr_path: str | None
 
 
 def chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
@@ -98,3 +108,28 @@ async def people_per_company_number(
             if company is not None:
                 found[(number, company)] = int(people)
     return found
+
+
+async def outcomes_for(
+    session: AsyncSession,
+    client_id: str,
+    numbers: Collection[str],
+    since: datetime | None = None,
+) -> dict[str, list[CallRecordRow]]:
+    """The client's reported calls to each E.164 number (from ``since``, inclusive), oldest
+    first. Every distinct number asked for is a key, with an empty list when it has none.
+
+    One query per 500 numbers, reading only the columns the engine needs (no ORM objects);
+    the index (client_id, number, called_at) answers it."""
+    wanted = sorted(set(numbers))
+    result: dict[str, list[CallRecordRow]] = {number: [] for number in wanted}
+    for part in chunks(wanted):
+        query = select(
+            CallOutcome.number, CallOutcome.outcome, CallOutcome.called_at, CallOutcome.ivr_path
+        ).where(CallOutcome.client_id == client_id, CallOutcome.number.in_(part))
+        if since is not None:
+            query = query.where(CallOutcome.called_at >= since)
+        query = query.order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
+        for number, outcome, called_at, ivr_path in await session.execute(query):
+            result[number].append(CallRecordRow(outcome, called_at, ivr_path))
+    return result

@@ -13,7 +13,6 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.calls import repository as calls_repo
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import ContactScore, score_parsed
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
@@ -169,7 +168,7 @@ async def evidence_for(
     blocks = await repo.block_categories(session, prefixes)
     listed = await repo.dnc_lists(session, {int(n[1:]) for n in numbers})
     lines = await repo.company_lines(session, numbers)
-    history = await calls_repo.outcomes_for(session, client_id, numbers)
+    history = await repo.outcomes_for(session, client_id, numbers)
     people = await repo.people_per_company_number(session, client_id, numbers)
     verifications = verifications or {}
 
