@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from dialscore.migrations.frozen_identity import last_name_key
+
 revision: str = "0005"
 down_revision: str | None = "0004"
 branch_labels: str | Sequence[str] | None = None
@@ -26,8 +28,6 @@ def upgrade() -> None:
 
     # ### end Alembic commands ###
     # Existing contacts get their key too.
-    from dialscore.enrichment.matching import last_name_key
-
     bind = op.get_bind()
     contacts = sa.table(
         "contacts", sa.column("id"), sa.column("last_name"), sa.column("last_name_key")

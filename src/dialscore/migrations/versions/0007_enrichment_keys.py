@@ -11,12 +11,27 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from dialscore.migrations.frozen_identity import Person, person_from_fields, record_keys
+
 revision: str = "0007"
 down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 CHUNK = 5000
+# The company names the directory shows with several domains, each with the domain most of
+# its people work at (of equals, the first in order), as the directory import counted them
+# when this migration was written (a copy: the import's own SQL may change).
+COMPANY_DOMAINS_SQL = (
+    "DELETE FROM directory_company_domains",
+    "INSERT INTO directory_company_domains (name_key, domain, people) "
+    "SELECT name_key, domain, people FROM (SELECT company_name_key AS name_key, "
+    "company_domain AS domain, count(*) AS people, row_number() OVER (PARTITION BY "
+    "company_name_key ORDER BY count(*) DESC, company_domain) AS rank, count(*) OVER "
+    "(PARTITION BY company_name_key) AS domains FROM directory_people "
+    "WHERE company_name_key IS NOT NULL AND company_domain IS NOT NULL "
+    "GROUP BY company_name_key, company_domain) AS counted WHERE rank = 1 AND domains > 1",
+)
 
 
 def upgrade() -> None:
@@ -55,9 +70,6 @@ def upgrade() -> None:
 
 def _backfill() -> None:
     """Existing rows get their keys, and the directory's names their domains."""
-    from dialscore.enrichment.directory import COMPANY_DOMAINS_SQL
-    from dialscore.enrichment.matching import Person, person_from_fields, record_keys
-
     bind = op.get_bind()
     people = sa.table(
         "directory_people",

@@ -12,12 +12,37 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from dialscore.migrations.frozen_identity import Person, record_keys
+
 revision: str = "0008"
 down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 CHUNK = 5000
+# The directory import's company tables as it made them when this migration was written (a
+# copy: the import's own SQL may change): the company names shown with several domains, each
+# with the domain most of its people work at, and the company name key and domain most of the
+# records with each company page show.
+COMPANY_TABLES_SQL = (
+    "DELETE FROM directory_company_domains",
+    "INSERT INTO directory_company_domains (name_key, domain, people) "
+    "SELECT name_key, domain, people FROM (SELECT company_name_key AS name_key, "
+    "company_domain AS domain, count(*) AS people, row_number() OVER (PARTITION BY "
+    "company_name_key ORDER BY count(*) DESC, company_domain) AS rank, count(*) OVER "
+    "(PARTITION BY company_name_key) AS domains FROM directory_people "
+    "WHERE company_name_key IS NOT NULL AND company_domain IS NOT NULL "
+    "GROUP BY company_name_key, company_domain) AS counted WHERE rank = 1 AND domains > 1",
+    "DELETE FROM directory_company_pages",
+    "INSERT INTO directory_company_pages (page, name_key, domain, people) "
+    "SELECT page, name_key, domain, people FROM (SELECT company_page AS page, "
+    "company_name_key AS name_key, company_domain AS domain, count(*) AS people, "
+    "row_number() OVER (PARTITION BY company_page ORDER BY count(*) DESC, "
+    "company_name_key NULLS LAST, company_domain NULLS LAST) AS rank FROM directory_people "
+    "WHERE company_page IS NOT NULL AND "
+    "(company_name_key IS NOT NULL OR company_domain IS NOT NULL) "
+    "GROUP BY company_page, company_name_key, company_domain) AS counted WHERE rank = 1",
+)
 _ALL_COUNTS = (
     "DELETE FROM directory_company_domains",
     "INSERT INTO directory_company_domains (name_key, domain, people) "
@@ -45,9 +70,6 @@ def upgrade() -> None:
 
 def _backfill() -> None:
     """Existing rows get their company page; the company tables are made again."""
-    from dialscore.enrichment.directory import COMPANY_TABLES_SQL
-    from dialscore.enrichment.matching import Person, record_keys
-
     bind = op.get_bind()
     people = sa.table(
         "directory_people",
