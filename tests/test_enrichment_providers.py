@@ -27,11 +27,8 @@ from structlog.testing import capture_logs
 from dialscore.config import Settings
 from dialscore.enrichment.apollo import ApolloPeopleMatch, apollo_body, domain_of
 from dialscore.enrichment.pdl import PeopleDataLabs, pdl_params, seconds_until_reset
-from dialscore.enrichment.providers import (
-    EnrichmentProvider,
-    enrichment_providers_from_settings,
-    found_phones,
-)
+from dialscore.enrichment.providers import EnrichmentProvider, found_phones
+from dialscore.enrichment.service import enrichment_providers_from_settings
 from dialscore.enrichment.waterfall import (
     Enrichment,
     EnrichmentRequest,

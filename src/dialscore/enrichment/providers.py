@@ -1,17 +1,13 @@
-"""Paid enrichment providers behind the source interface, and which of them are configured."""
+"""What a paid enrichment provider is (a source that holds connections), and how the numbers
+it found are read."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from dialscore.enrichment.waterfall import EnrichmentSource, FoundPhone
 from dialscore.phones import DEFAULT_COUNTRY, analyse, country_or_default
-
-if TYPE_CHECKING:
-    from dialscore.config import Settings
-
-__all__ = ["EnrichmentProvider", "enrichment_providers_from_settings", "found_phones"]
 
 
 class EnrichmentProvider(EnrichmentSource, Protocol):
@@ -36,31 +32,3 @@ def found_phones(
         elif number.e164 not in phones:
             phones[number.e164] = FoundPhone(number.e164, type_hint)
     return tuple(phones.values()), unusable
-
-
-def enrichment_providers_from_settings(settings: Settings) -> dict[str, EnrichmentProvider]:
-    """The configured providers by source name (``pdl``, ``apollo``): those with an API key."""
-    from dialscore.enrichment.apollo import ApolloPeopleMatch
-    from dialscore.enrichment.pdl import PeopleDataLabs
-
-    providers: dict[str, EnrichmentProvider] = {}
-    pdl_key = (settings.pdl_api_key or "").strip()
-    if pdl_key:
-        providers["pdl"] = PeopleDataLabs(
-            pdl_key,
-            base_url=settings.pdl_base_url,
-            min_likelihood=settings.pdl_min_likelihood,
-            max_in_flight=settings.enrichment_max_in_flight,
-            rate_per_second=settings.pdl_rate_per_second,
-            timeout=settings.pdl_timeout,
-        )
-    apollo_key = (settings.apollo_api_key or "").strip()
-    if apollo_key:
-        providers["apollo"] = ApolloPeopleMatch(
-            apollo_key,
-            base_url=settings.apollo_base_url,
-            max_in_flight=settings.enrichment_max_in_flight,
-            rate_per_second=settings.apollo_rate_per_second,
-            timeout=settings.apollo_timeout,
-        )
-    return providers

@@ -1,10 +1,14 @@
-"""Enrichment use cases: the operator's waterfall of sources, built from settings."""
+"""Enrichment use cases: the operator's waterfall of sources and the paid providers in it,
+built from settings."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from dialscore.config import Settings
+from dialscore.enrichment.apollo import ApolloPeopleMatch
+from dialscore.enrichment.pdl import PeopleDataLabs
+from dialscore.enrichment.providers import EnrichmentProvider
 from dialscore.enrichment.sources import DirectorySource, HistorySource
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
@@ -44,3 +48,28 @@ def sources_from_settings(
         elif name in providers:
             sources.append(providers[name])
     return sources
+
+
+def enrichment_providers_from_settings(settings: Settings) -> dict[str, EnrichmentProvider]:
+    """The configured providers by source name (``pdl``, ``apollo``): those with an API key."""
+    providers: dict[str, EnrichmentProvider] = {}
+    pdl_key = (settings.pdl_api_key or "").strip()
+    if pdl_key:
+        providers["pdl"] = PeopleDataLabs(
+            pdl_key,
+            base_url=settings.pdl_base_url,
+            min_likelihood=settings.pdl_min_likelihood,
+            max_in_flight=settings.enrichment_max_in_flight,
+            rate_per_second=settings.pdl_rate_per_second,
+            timeout=settings.pdl_timeout,
+        )
+    apollo_key = (settings.apollo_api_key or "").strip()
+    if apollo_key:
+        providers["apollo"] = ApolloPeopleMatch(
+            apollo_key,
+            base_url=settings.apollo_base_url,
+            max_in_flight=settings.enrichment_max_in_flight,
+            rate_per_second=settings.apollo_rate_per_second,
+            timeout=settings.apollo_timeout,
+        )
+    return providers

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from dialscore.config import Settings
 from dialscore.kit.paced_http import ProviderUnavailable
 from dialscore.scoring.evidence import VERIFIED_LINE_TYPES, Verification
+from dialscore.scoring.twilio import TwilioLookup
 
 # Our vocabulary of line types; every provider maps its own onto these.
 LINE_TYPES = frozenset(VERIFIED_LINE_TYPES)
 __all__ = ["LINE_TYPES", "ProviderUnavailable", "Verification", "VerificationProvider"]
-
-if TYPE_CHECKING:
-    from dialscore.config import Settings
 
 
 class VerificationProvider(Protocol):
@@ -40,8 +39,6 @@ def check_provider_settings(settings: Settings) -> None:
 
 def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
     """The configured providers, in the order they are consulted; empty when none is."""
-    from dialscore.scoring.twilio import TwilioLookup
-
     check_provider_settings(settings)
     providers: list[VerificationProvider] = []
     sid, token = settings.twilio_account_sid, settings.twilio_auth_token

@@ -13,7 +13,7 @@ import httpx
 import structlog
 
 from dialscore.kit.paced_http import Clock, PacedClient, ProviderUnavailable, Sleep
-from dialscore.scoring.providers import Verification
+from dialscore.scoring.evidence import Verification
 
 log = structlog.get_logger(__name__)
 

@@ -16,8 +16,12 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO, Middleware
 
 from dialscore.config import Settings
-from dialscore.enrichment.providers import EnrichmentProvider, enrichment_providers_from_settings
-from dialscore.enrichment.service import check_source_names, sources_from_settings
+from dialscore.enrichment.providers import EnrichmentProvider
+from dialscore.enrichment.service import (
+    check_source_names,
+    enrichment_providers_from_settings,
+    sources_from_settings,
+)
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
 from dialscore.scoring.providers import (
