@@ -25,6 +25,8 @@ from pydantic import ValidationError
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
+from dialscore.enrichment import apollo as apollo_module
+from dialscore.enrichment import pdl as pdl_module
 from dialscore.enrichment.apollo import ApolloPeopleMatch, apollo_body, domain_of
 from dialscore.enrichment.pdl import PeopleDataLabs, pdl_params, seconds_until_reset
 from dialscore.enrichment.providers import EnrichmentProvider, found_phones
@@ -36,8 +38,9 @@ from dialscore.enrichment.waterfall import (
     FoundPhone,
     run_waterfall,
 )
+from dialscore.kit.paced_http import Pacing
 from dialscore.scoring.providers import ProviderUnavailable
-from tests.test_providers import FakeClock, Play
+from tests.test_providers import FakeClock, Play, pacing_on
 
 PDL_KEY = "pdl-test-key-0123456789"
 APOLLO_KEY = "apollo-test-key-abcdef"
@@ -351,18 +354,10 @@ def clock() -> FakeClock:
 
 @asynccontextmanager
 async def pdl(fake: FakePDL, clock: FakeClock, **options: Any) -> AsyncIterator[PeopleDataLabs]:
-    settings: dict[str, Any] = {
-        "base_url": fake.url,
-        "burst": 1000.0,  # pacing has its own tests; elsewhere it would only add waits
-        # Generous, so that a loaded machine does not turn an answer into a retry; the tests
-        # of slow answers set their own.
-        "timeout": 5.0,
-        "clock": clock,
-        "sleep": clock.sleep,
-    }
-    settings.update(options)
-    key = settings.pop("api_key", PDL_KEY)
-    source = PeopleDataLabs(key, **settings)
+    pacing = pacing_on(clock, pdl_module.DEFAULT_PACING, options)
+    key = options.pop("api_key", PDL_KEY)
+    options.setdefault("base_url", fake.url)
+    source = PeopleDataLabs(key, pacing=pacing, **options)
     try:
         yield source
     finally:
@@ -845,18 +840,10 @@ def apollo_fake() -> Iterator[FakeApollo]:
 async def apollo(
     fake: FakeApollo, clock: FakeClock, **options: Any
 ) -> AsyncIterator[ApolloPeopleMatch]:
-    settings: dict[str, Any] = {
-        "base_url": fake.url,
-        "burst": 1000.0,
-        # Generous, so that a loaded machine does not turn an answer into a retry; the tests
-        # of slow answers set their own.
-        "timeout": 5.0,
-        "clock": clock,
-        "sleep": clock.sleep,
-    }
-    settings.update(options)
-    key = settings.pop("api_key", APOLLO_KEY)
-    source = ApolloPeopleMatch(key, **settings)
+    pacing = pacing_on(clock, apollo_module.DEFAULT_PACING, options)
+    key = options.pop("api_key", APOLLO_KEY)
+    options.setdefault("base_url", fake.url)
+    source = ApolloPeopleMatch(key, pacing=pacing, **options)
     try:
         yield source
     finally:
@@ -1148,6 +1135,29 @@ async def test_keys_configure_both_providers(pdl_fake: FakePDL, apollo_fake: Fak
     assert apollo_found is not None and apollo_found.source == "apollo"
     assert pdl_fake.seen[0].query["min_likelihood"] == ["8"]
     assert apollo_fake.seen[0].api_key == APOLLO_KEY
+
+
+@pytest.mark.usefixtures("no_provider_environment")
+async def test_settings_pace_each_provider() -> None:
+    configured = settings(
+        pdl_api_key=PDL_KEY,
+        pdl_rate_per_second=4.0,
+        pdl_timeout=3.0,
+        apollo_api_key=APOLLO_KEY,
+        apollo_rate_per_second=2.0,
+        apollo_timeout=6.0,
+        enrichment_max_in_flight=5,
+    )
+    providers = enrichment_providers_from_settings(configured)
+    try:
+        pdl_source, apollo_source = providers["pdl"], providers["apollo"]
+        assert isinstance(pdl_source, PeopleDataLabs)
+        assert isinstance(apollo_source, ApolloPeopleMatch)
+        assert pdl_source.pacing == Pacing(max_in_flight=5, rate_per_second=4.0, timeout=3.0)
+        assert apollo_source.pacing == Pacing(max_in_flight=5, rate_per_second=2.0, timeout=6.0)
+    finally:
+        for provider in providers.values():
+            await provider.close()
 
 
 @pytest.mark.usefixtures("no_provider_environment")

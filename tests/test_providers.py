@@ -14,7 +14,7 @@ import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -23,7 +23,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
-from dialscore.kit.paced_http import TokenBucket
+from dialscore.kit.paced_http import Pacing, TokenBucket
+from dialscore.scoring import twilio as twilio_module
 from dialscore.scoring.providers import (
     LINE_TYPES,
     ProviderUnavailable,
@@ -305,20 +306,32 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+PACING_FIELDS = frozenset(field.name for field in fields(Pacing))
+
+
+def pacing_on(clock: FakeClock, default: Pacing, options: dict[str, Any]) -> Pacing:
+    """An adapter's pacing on the fake clock; the pacing fields of ``options`` taken out."""
+    chosen = {name: options.pop(name) for name in PACING_FIELDS & set(options)}
+    return replace(
+        default,
+        **{
+            "burst": 1000.0,  # pacing has its own tests; elsewhere it would only add waits
+            # Generous, so that a loaded machine does not turn an answer into a retry; the
+            # tests of slow answers set their own.
+            "timeout": 5.0,
+            "clock": clock,
+            "sleep": clock.sleep,
+            **chosen,
+        },
+    )
+
+
 @asynccontextmanager
 async def twilio(fake: FakeTwilio, clock: FakeClock, **options: Any) -> AsyncIterator[TwilioLookup]:
-    settings: dict[str, Any] = {
-        "base_url": fake.url,
-        "burst": 1000.0,  # pacing has its own tests; elsewhere it would only add waits
-        # Generous, so that a loaded machine does not turn an answer into a retry; the tests
-        # of slow answers set their own.
-        "timeout": 5.0,
-        "clock": clock,
-        "sleep": clock.sleep,
-    }
-    settings.update(options)
-    token = settings.pop("auth_token", TOKEN)
-    lookup = TwilioLookup(SID, token, **settings)
+    pacing = pacing_on(clock, twilio_module.DEFAULT_PACING, options)
+    token = options.pop("auth_token", TOKEN)
+    options.setdefault("base_url", fake.url)
+    lookup = TwilioLookup(SID, token, pacing=pacing, **options)
     try:
         yield lookup
     finally:
@@ -630,6 +643,22 @@ def test_token_bucket_refuses_nonsense(rate: float, capacity: float) -> None:
         TokenBucket(rate, capacity)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"max_in_flight": 0},
+        {"rate_per_second": 0.0},
+        {"burst": 0.5},
+        {"timeout": 0.0},
+        {"max_retries": -1},
+    ],
+)
+def test_pacing_refuses_nonsense(values: dict[str, Any]) -> None:
+    name = next(iter(values))
+    with pytest.raises(ValueError, match=name):
+        Pacing(**values)
+
+
 # --- vocabulary and configuration -------------------------------------------------------------
 
 
@@ -683,3 +712,20 @@ async def test_credentials_configure_twilio_lookup(fake: FakeTwilio) -> None:
 def test_half_configured_twilio_is_refused(values: dict[str, str], missing: str) -> None:
     with pytest.raises(ValueError, match=missing):
         providers_from_settings(settings(**values))
+
+
+@pytest.mark.usefixtures("no_twilio_environment")
+async def test_settings_pace_twilio_lookup() -> None:
+    configured = settings(
+        twilio_account_sid=SID,
+        twilio_auth_token=TOKEN,
+        twilio_max_in_flight=3,
+        twilio_rate_per_second=7.0,
+        twilio_timeout=2.5,
+    )
+    [provider] = providers_from_settings(configured)
+    try:
+        assert isinstance(provider, TwilioLookup)
+        assert provider.pacing == Pacing(max_in_flight=3, rate_per_second=7.0, timeout=2.5)
+    finally:
+        await provider.close()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -12,13 +10,14 @@ import structlog
 
 from dialscore.enrichment.providers import found_phones
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
-from dialscore.kit.paced_http import Clock, PacedClient, Sleep
+from dialscore.kit.paced_http import PacedClient, Pacing
 from dialscore.phones import DEFAULT_COUNTRY
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_BASE_URL = "https://api.apollo.io"
 MATCH_PATH = "/api/v1/people/match"
+DEFAULT_PACING = Pacing(rate_per_second=1.0, timeout=10.0)
 
 # Apollo's phone number types, in our vocabulary; any other type is "other".
 APOLLO_PHONE_TYPES: dict[str, str] = {
@@ -90,32 +89,17 @@ class ApolloPeopleMatch:
         *,
         base_url: str = DEFAULT_BASE_URL,
         default_region: str = DEFAULT_COUNTRY,
-        max_in_flight: int = 10,
-        rate_per_second: float = 1.0,
-        burst: float = 1.0,
-        timeout: float = 10.0,
-        max_retries: int = 2,
-        backoff: float = 0.5,
-        max_retry_after: float = 30.0,
-        clock: Clock = time.monotonic,
-        sleep: Sleep = asyncio.sleep,
+        pacing: Pacing = DEFAULT_PACING,
     ) -> None:
         self._region = default_region
+        self.pacing = pacing
         self._client = PacedClient(
             self.name,
             base_url=base_url,
             headers={"X-Api-Key": api_key, "Cache-Control": "no-cache"},
             credentials_hint="check DIALSCORE_APOLLO_API_KEY, its access to people/match "
             "and the account's credits",
-            max_in_flight=max_in_flight,
-            rate_per_second=rate_per_second,
-            burst=burst,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_retry_after=max_retry_after,
-            clock=clock,
-            sleep=sleep,
+            pacing=pacing,
         )
 
     async def close(self) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
-import time
 from collections.abc import Mapping
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -16,7 +14,7 @@ import structlog
 from dialscore.enrichment.providers import found_phones
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
 from dialscore.kit.clock import utcnow
-from dialscore.kit.paced_http import Clock, PacedClient, Sleep, retry_after_header
+from dialscore.kit.paced_http import PacedClient, Pacing, retry_after_header
 from dialscore.phones import DEFAULT_COUNTRY
 
 log = structlog.get_logger(__name__)
@@ -25,6 +23,7 @@ DEFAULT_BASE_URL = "https://api.peopledatalabs.com"
 ENRICH_PATH = "/v5/person/enrich"
 # PDL answers 404 (and charges nothing) for a match without numbers.
 REQUIRED = "phone_numbers"
+DEFAULT_PACING = Pacing(rate_per_second=10.0, timeout=10.0)
 
 
 def pdl_params(fields: Mapping[str, Any]) -> dict[str, str] | None:
@@ -104,19 +103,12 @@ class PeopleDataLabs:
         base_url: str = DEFAULT_BASE_URL,
         min_likelihood: int = 6,
         default_region: str = DEFAULT_COUNTRY,
-        max_in_flight: int = 10,
-        rate_per_second: float = 10.0,
-        burst: float = 1.0,
-        timeout: float = 10.0,
-        max_retries: int = 2,
-        backoff: float = 0.5,
-        max_retry_after: float = 30.0,
-        clock: Clock = time.monotonic,
-        sleep: Sleep = asyncio.sleep,
+        pacing: Pacing = DEFAULT_PACING,
     ) -> None:
         if not 1 <= min_likelihood <= 10:
             raise ValueError("min_likelihood must be between 1 and 10")
         self._min_likelihood = min_likelihood
+        self.pacing = pacing
         self._region = default_region
         self._hidden_logged = False
         self._client = PacedClient(
@@ -124,16 +116,8 @@ class PeopleDataLabs:
             base_url=base_url,
             headers={"X-Api-Key": api_key},
             credentials_hint="check DIALSCORE_PDL_API_KEY and the account's credits",
-            max_in_flight=max_in_flight,
-            rate_per_second=rate_per_second,
-            burst=burst,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_retry_after=max_retry_after,
+            pacing=pacing,
             retry_hint=pdl_retry_hint,
-            clock=clock,
-            sleep=sleep,
         )
 
     async def close(self) -> None:

@@ -12,6 +12,7 @@ from dialscore.enrichment.providers import EnrichmentProvider
 from dialscore.enrichment.sources import DirectorySource, HistorySource
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
+from dialscore.kit.paced_http import Pacing
 
 OWN_SOURCES = ("history", "directory")
 
@@ -59,17 +60,21 @@ def enrichment_providers_from_settings(settings: Settings) -> dict[str, Enrichme
             pdl_key,
             base_url=settings.pdl_base_url,
             min_likelihood=settings.pdl_min_likelihood,
-            max_in_flight=settings.enrichment_max_in_flight,
-            rate_per_second=settings.pdl_rate_per_second,
-            timeout=settings.pdl_timeout,
+            pacing=Pacing(
+                max_in_flight=settings.enrichment_max_in_flight,
+                rate_per_second=settings.pdl_rate_per_second,
+                timeout=settings.pdl_timeout,
+            ),
         )
     apollo_key = (settings.apollo_api_key or "").strip()
     if apollo_key:
         providers["apollo"] = ApolloPeopleMatch(
             apollo_key,
             base_url=settings.apollo_base_url,
-            max_in_flight=settings.enrichment_max_in_flight,
-            rate_per_second=settings.apollo_rate_per_second,
-            timeout=settings.apollo_timeout,
+            pacing=Pacing(
+                max_in_flight=settings.enrichment_max_in_flight,
+                rate_per_second=settings.apollo_rate_per_second,
+                timeout=settings.apollo_timeout,
+            ),
         )
     return providers

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -133,15 +134,45 @@ class TokenBucket:
         self._tokens = min(self._tokens, 1 - seconds * self.rate)
 
 
+@dataclass(frozen=True)
+class Pacing:
+    """How one provider's requests go out: at most ``max_in_flight`` at once, ``rate_per_second``
+    after a burst of ``burst``, each bounded by ``timeout``; a failed one tried again up to
+    ``max_retries`` times, after ``backoff`` seconds doubling each time or as long as the
+    service asks (``Retry-After``, at most ``max_retry_after``). ``clock`` and ``sleep`` are
+    the time the pacing reads and waits on."""
+
+    max_in_flight: int = 10
+    rate_per_second: float = 10.0
+    burst: float = 1.0
+    timeout: float = 10.0
+    max_retries: int = 2
+    backoff: float = 0.5
+    max_retry_after: float = 30.0
+    clock: Clock = time.monotonic
+    sleep: Sleep = asyncio.sleep
+
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        if self.rate_per_second <= 0:
+            raise ValueError("rate_per_second must be positive")
+        if self.burst < 1:
+            raise ValueError("burst must be at least 1")
+        if self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must not be negative")
+
+
 class PacedClient:
-    """One provider's requests: at most ``max_in_flight`` at once, paced by a token bucket
-    shared by every request on the instance, each bounded by ``timeout``; 429, 5xx, timeouts
-    and connection errors retried with backoff (``Retry-After`` honoured up to a cap).
+    """One provider's requests, paced as ``pacing`` says by a token bucket shared by every
+    request on the instance; 429, 5xx, timeouts and connection errors retried.
 
     ``events`` names its log events (``<events>_gave_up``, ``_refused``, ``_unreachable``,
     ``_failed``); ``refused`` are the statuses that speak for the account, not the request
     (they raise ProviderUnavailable); ``describe_error`` gives the log fields of a refused or
-    rejected answer.
+    rejected answer; ``retry_hint`` reads how long an answer asks to wait.
 
     Create and use an instance on one event loop."""
 
@@ -152,40 +183,28 @@ class PacedClient:
         base_url: str,
         headers: Mapping[str, str],
         credentials_hint: str,
+        pacing: Pacing,
         events: str = "enrichment_provider",
         refused: frozenset[int] = REFUSED,
         describe_error: ErrorDetails = error_details,
         auth: httpx.Auth | None = None,
-        max_in_flight: int = 10,
-        rate_per_second: float = 10.0,
-        burst: float = 1.0,
-        timeout: float = 10.0,
-        max_retries: int = 2,
-        backoff: float = 0.5,
-        max_retry_after: float = 30.0,
         retry_hint: RetryHint = retry_after_header,
-        clock: Clock = time.monotonic,
-        sleep: Sleep = asyncio.sleep,
     ) -> None:
-        if max_in_flight < 1:
-            raise ValueError("max_in_flight must be at least 1")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        if max_retries < 0:
-            raise ValueError("max_retries must not be negative")
         self.provider = provider
         self._credentials_hint = credentials_hint
         self._events = events
         self._refused_statuses = refused
         self._describe_error = describe_error
-        self._timeout = timeout
-        self._max_retries = max_retries
-        self._backoff = backoff
-        self._max_retry_after = max_retry_after
+        self._timeout = pacing.timeout
+        self._max_retries = pacing.max_retries
+        self._backoff = pacing.backoff
+        self._max_retry_after = pacing.max_retry_after
         self._retry_hint = retry_hint
-        self._sleep = sleep
-        self._bucket = TokenBucket(rate_per_second, burst, clock=clock, sleep=sleep)
-        self._in_flight = asyncio.Semaphore(max_in_flight)
+        self._sleep = pacing.sleep
+        self._bucket = TokenBucket(
+            pacing.rate_per_second, pacing.burst, clock=pacing.clock, sleep=pacing.sleep
+        )
+        self._in_flight = asyncio.Semaphore(pacing.max_in_flight)
         self._refusal_logged = False
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
@@ -195,9 +214,10 @@ class PacedClient:
                 "User-Agent": f"dialscore/{__version__}",
                 **headers,
             },
-            timeout=httpx.Timeout(timeout),
+            timeout=httpx.Timeout(pacing.timeout),
             limits=httpx.Limits(
-                max_connections=max_in_flight, max_keepalive_connections=max_in_flight
+                max_connections=pacing.max_in_flight,
+                max_keepalive_connections=pacing.max_in_flight,
             ),
             follow_redirects=False,
             # Proxy variables and .netrc play no part: the target and credentials are configured.

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from dialscore.config import Settings
-from dialscore.kit.paced_http import ProviderUnavailable
+from dialscore.kit.paced_http import Pacing, ProviderUnavailable
 from dialscore.scoring.evidence import VERIFIED_LINE_TYPES, Verification
 from dialscore.scoring.twilio import TwilioLookup
 
@@ -48,9 +48,11 @@ def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
                 sid,
                 token,
                 base_url=settings.twilio_base_url,
-                max_in_flight=settings.twilio_max_in_flight,
-                rate_per_second=settings.twilio_rate_per_second,
-                timeout=settings.twilio_timeout,
+                pacing=Pacing(
+                    max_in_flight=settings.twilio_max_in_flight,
+                    rate_per_second=settings.twilio_rate_per_second,
+                    timeout=settings.twilio_timeout,
+                ),
             )
         )
     return providers

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
@@ -12,13 +11,14 @@ from urllib.parse import quote
 import httpx
 import structlog
 
-from dialscore.kit.paced_http import Clock, PacedClient, ProviderUnavailable, Sleep
+from dialscore.kit.paced_http import PacedClient, Pacing, ProviderUnavailable
 from dialscore.scoring.evidence import Verification
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_BASE_URL = "https://lookups.twilio.com"
 FIELDS = "line_type_intelligence"
+DEFAULT_PACING = Pacing(rate_per_second=50.0, timeout=5.0)
 
 # Twilio's documented line_type_intelligence.type values, in our vocabulary.
 TWILIO_LINE_TYPES: dict[str, str] = {
@@ -49,9 +49,9 @@ def _masked(number: str) -> str:
 class TwilioLookup:
     """``GET /v2/PhoneNumbers/{number}?Fields=line_type_intelligence``, one number a request.
 
-    Requests in flight are capped and paced by a token bucket shared by every verify() call on
-    the instance; 429, 5xx, timeouts and connection errors are retried with backoff. Create and
-    use an instance on one event loop."""
+    Requests are paced as ``pacing`` says, across every verify() call on the instance; 429,
+    5xx, timeouts and connection errors are retried with backoff. Create and use an instance
+    on one event loop."""
 
     def __init__(
         self,
@@ -59,18 +59,11 @@ class TwilioLookup:
         auth_token: str,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        max_in_flight: int = 10,
-        rate_per_second: float = 50.0,
-        burst: float = 1.0,
-        timeout: float = 5.0,
-        max_retries: int = 2,
-        backoff: float = 0.5,
-        max_retry_after: float = 30.0,
+        pacing: Pacing = DEFAULT_PACING,
         name: str = "twilio",
-        clock: Clock = time.monotonic,
-        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.name = name
+        self.pacing = pacing
         self._client = PacedClient(
             name,
             base_url=base_url,
@@ -80,15 +73,7 @@ class TwilioLookup:
             events="twilio_lookup",
             refused=REFUSED,
             describe_error=_twilio_error,
-            max_in_flight=max_in_flight,
-            rate_per_second=rate_per_second,
-            burst=burst,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            max_retry_after=max_retry_after,
-            clock=clock,
-            sleep=sleep,
+            pacing=pacing,
         )
 
     async def verify(self, numbers: Sequence[str]) -> dict[str, Verification]:
