@@ -59,19 +59,14 @@ def contacts() -> list[dict[str, Any]]:
 
 @pytest.fixture
 def fake() -> Iterator[FakeTwilio]:
-    server = FakeTwilio(
-        {
-            MOBILE: lookup_answer(MOBILE, "mobile", "T-Mobile USA, Inc."),
-            LANDLINE: lookup_answer(LANDLINE, "landline", "AT&T"),
-            TOLL_FREE: lookup_answer(TOLL_FREE, "tollFree"),
-            NOT_WORKING: invalid_answer(NOT_WORKING, "NOT_A_NUMBER"),
-        }
-    )
-    server.start()
-    try:
+    lines = {
+        MOBILE: lookup_answer(MOBILE, "mobile", "T-Mobile USA, Inc."),
+        LANDLINE: lookup_answer(LANDLINE, "landline", "AT&T"),
+        TOLL_FREE: lookup_answer(TOLL_FREE, "tollFree"),
+        NOT_WORKING: invalid_answer(NOT_WORKING, "NOT_A_NUMBER"),
+    }
+    with FakeTwilio(lines) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @dataclass
@@ -158,7 +153,7 @@ async def test_core_job_takes_the_line_type_from_twilio(
 ) -> None:
     async with running(settings, **twilio(fake)) as service:
         lightning_job, lightning = await service.scored_job(contacts(), "lightning")
-        assert fake.seen == []
+        assert fake.received == []
         job, phones = await service.scored_job(contacts(), "core")
 
     assert_finalized(lightning_job, "lightning_scoring", 4)
@@ -191,11 +186,11 @@ async def test_core_job_takes_the_line_type_from_twilio(
     assert phones[NOT_A_NUMBER]["status"] == "na"
 
     # One request per distinct number (the mobile is carried twice), each as Twilio wants it.
-    assert sorted(seen.number for seen in fake.seen) == sorted(LOOKED_UP)
-    for seen in fake.seen:
-        assert seen.raw_path == "/v2/PhoneNumbers/%2B" + seen.number[1:]
+    assert sorted(fake.who(seen) for seen in fake.received) == sorted(LOOKED_UP)
+    for seen in fake.received:
+        assert seen.path == "/v2/PhoneNumbers/%2B" + fake.who(seen)[1:]
         assert seen.query == {"Fields": ["line_type_intelligence"]}
-        assert seen.authorization == basic_auth(SID, TOKEN)
+        assert seen.headers["authorization"] == basic_auth(SID, TOKEN)
 
 
 async def test_the_verified_line_type_decides_the_best_phone_and_lead_status(
@@ -227,7 +222,7 @@ async def test_lightning_job_never_asks_the_provider(
 ) -> None:
     async with running(settings, **twilio(fake)) as service:
         job, phones = await service.scored_job(contacts(), scoring_type)
-    assert fake.seen == []
+    assert fake.received == []
     assert_finalized(job, "lightning_scoring", 4)
     assert job["scoringType"] != "core"
     assert set(phones) == {*LOOKED_UP, NOT_A_NUMBER}
@@ -257,9 +252,11 @@ async def test_refused_credentials_leave_the_job_scored_as_lightning(
     assert_finalized(job, "core_scoring", 4)
     assert_lightning_with_note(core, lightning, UNVERIFIED_NOTE)
     # The provider was asked, with the configured (wrong) credentials, and refused.
-    assert fake.seen
-    assert {seen.number for seen in fake.seen} <= LOOKED_UP
-    assert {seen.authorization for seen in fake.seen} == {basic_auth(SID, "wrong-token")}
+    assert fake.received
+    assert {fake.who(seen) for seen in fake.received} <= LOOKED_UP
+    assert {seen.headers["authorization"] for seen in fake.received} == {
+        basic_auth(SID, "wrong-token")
+    }
 
 
 async def test_an_unreachable_provider_leaves_the_job_scored_as_lightning(

@@ -10,15 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from pydantic import ValidationError
@@ -40,146 +37,24 @@ from dialscore.enrichment.waterfall import (
 )
 from dialscore.kit.paced_http import Pacing
 from dialscore.scoring.providers import ProviderUnavailable
-from tests.test_providers import FakeClock, Play, pacing_on
+from tests.fakes import Answer, Received, ScriptedService
+from tests.test_providers import HOLD, FakeClock, pacing_on
 
 PDL_KEY = "pdl-test-key-0123456789"
 APOLLO_KEY = "apollo-test-key-abcdef"
-# How long a fake holds a request it was told to hold, at most (the client gives up sooner).
-HOLD_LIMIT = 5.0
 
 
-@dataclass(frozen=True)
-class Seen:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: Any
-
-    @property
-    def api_key(self) -> str | None:
-        return self.headers.get("x-api-key")
+def json_body(request: Received) -> Any:
+    return request.json() if request.body else None
 
 
-class FakeService:
-    """A provider's API on 127.0.0.1: records every request, answers ``answer(seen)`` unless
-    the request's person has scripted plays left (``who`` names the person of a request)."""
+class KeyedService(ScriptedService):
+    """A provider that takes its key in ``X-Api-Key``."""
 
     api_key = ""
 
-    def __init__(self) -> None:
-        self.scripts: dict[str, list[Play]] = {}
-        self.seen: list[Seen] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        # Hold each request until this many are in flight (or ``linger`` passes), so requests
-        # overlap and a cap on them is reached rather than hoped for.
-        self.gather = 1
-        self.linger = 0.1
-        self._state = threading.Condition()
-        self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def script(self, who: str, *plays: Play) -> None:
-        self.scripts[who] = list(plays)
-
-    def requests_for(self, who: str) -> int:
-        return sum(1 for seen in self.seen if self.who(seen) == who)
-
-    def start(self) -> None:
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        with self._state:
-            self._state.notify_all()
-        self._server.shutdown()
-        self._server.server_close()
-
-    # What a subclass says: who a request is about, the documented answer and error shape.
-
-    def who(self, seen: Seen) -> str:
-        raise NotImplementedError
-
-    def answer(self, seen: Seen) -> tuple[int, Any]:
-        raise NotImplementedError
-
-    def error(self, status: int) -> Any:
-        raise NotImplementedError
-
-    def _respond(self, seen: Seen) -> tuple[Play, Any]:
-        if seen.api_key != self.api_key:
-            return Play(401), self.error(401)
-        with self._state:
-            plays = self.scripts.get(self.who(seen))
-            play = plays.pop(0) if plays else None
-        if play is not None and (play.status != 200 or play.body is not None):
-            return play, self.error(play.status)
-        status, document = self.answer(seen)
-        return replace(play or Play(), status=status), document
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                self._serve()
-
-            def do_POST(self) -> None:
-                self._serve()
-
-            def _serve(self) -> None:
-                parts = urlsplit(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                seen = Seen(
-                    method=self.command,
-                    path=parts.path,
-                    query=parse_qs(parts.query),
-                    headers={name.lower(): value for name, value in self.headers.items()},
-                    body=json.loads(raw) if raw else None,
-                )
-                with fake._state:
-                    fake.seen.append(seen)
-                    fake.in_flight += 1
-                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-                    fake._state.notify_all()
-                    fake._state.wait_for(
-                        lambda: fake.in_flight >= fake.gather or fake._stopping.is_set(),
-                        timeout=fake.linger,
-                    )
-                try:
-                    play, document = fake._respond(seen)
-                    if play.hold:
-                        fake._stopping.wait(HOLD_LIMIT)
-                    body = play.body if play.body is not None else json.dumps(document).encode()
-                    self.send_response(play.status)
-                    for name, value in play.headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up on a held request
-                finally:
-                    with fake._state:
-                        fake.in_flight -= 1
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+    def authorized(self, request: Received) -> bool:
+        return request.headers.get("x-api-key") == self.api_key
 
 
 # --- People Data Labs -------------------------------------------------------------------------
@@ -222,7 +97,7 @@ class PdlPerson:
     likelihood: int
 
 
-class FakePDL(FakeService):
+class FakePDL(KeyedService):
     """``GET /v5/person/enrich`` as documented: X-Api-Key, the query parameters, 200 with
     ``{status, likelihood, data}``, 404 below ``min_likelihood`` or without a ``required``
     field, and ``{status, error: {type, message}}`` errors."""
@@ -242,20 +117,20 @@ class FakePDL(FakeService):
         super().__init__()
         self.people = people
 
-    def who(self, seen: Seen) -> str:
+    def who(self, request: Received) -> str:
         for name in ("email", "profile"):
-            if name in seen.query:
-                return seen.query[name][0]
-        return " ".join(seen.query.get("first_name", []) + seen.query.get("last_name", []))
+            if name in request.query:
+                return request.query[name][0]
+        return " ".join(request.query.get("first_name", []) + request.query.get("last_name", []))
 
     def error(self, status: int) -> Any:
         kind = self.ERROR_TYPES.get(status, "api_error")
         return {"status": status, "error": {"type": kind, "message": f"Scripted {kind}"}}
 
-    def answer(self, seen: Seen) -> tuple[int, Any]:
-        if seen.method != "GET" or seen.path != "/v5/person/enrich":
+    def answer(self, request: Received) -> tuple[int, Any]:
+        if request.method != "GET" or request.path != "/v5/person/enrich":
             return 404, self.error(404)
-        query = {name: values[0] for name, values in seen.query.items()}
+        query = {name: values[0] for name, values in request.query.items()}
         min_likelihood = int(query.get("min_likelihood", "2"))
         for person in self.people:
             record = person.record
@@ -339,12 +214,8 @@ def contact(
 
 @pytest.fixture
 def pdl_fake() -> Iterator[FakePDL]:
-    server = FakePDL(pdl_people())
-    server.start()
-    try:
+    with FakePDL(pdl_people()) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -389,8 +260,12 @@ async def test_pdl_match_gives_e164_numbers_with_the_mobile_hinted(
         "pdl",
         0.9,
     )
-    [seen] = pdl_fake.seen
-    assert (seen.method, seen.path, seen.api_key) == ("GET", "/v5/person/enrich", PDL_KEY)
+    [seen] = pdl_fake.received
+    assert (seen.method, seen.path, seen.headers["x-api-key"]) == (
+        "GET",
+        "/v5/person/enrich",
+        PDL_KEY,
+    )
     assert seen.query == {
         "first_name": ["Sean"],
         "last_name": ["Thorne"],
@@ -411,7 +286,7 @@ async def test_pdl_company_falls_back_to_the_website_then_the_company_page(
         await source.find(
             contact(firstName="C", lastName="D", companyLinkedInUrl="linkedin.com/company/acme")
         )
-    assert [seen.query["company"] for seen in pdl_fake.seen] == [
+    assert [seen.query["company"] for seen in pdl_fake.received] == [
         ["acme.com"],
         ["linkedin.com/company/acme"],
     ]
@@ -454,7 +329,7 @@ async def test_pdl_min_likelihood_is_sent_and_sets_the_confidence(
         found = await source.find(contact("uma@acme.com"))
     assert found is not None
     assert (found.phones, found.confidence) == ((FoundPhone("+12125550188"),), 0.5)
-    assert [seen.query["min_likelihood"] for seen in pdl_fake.seen] == [["6"], ["4"]]
+    assert [seen.query["min_likelihood"] for seen in pdl_fake.received] == [["6"], ["4"]]
 
 
 @pytest.mark.parametrize("likelihood", [0, 11])
@@ -469,7 +344,7 @@ async def test_pdl_is_not_asked_about_a_contact_it_cannot_match(
     async with pdl(pdl_fake, clock) as source:
         assert await source.find(contact(firstName="Sean", lastName="Thorne")) is None
         assert await source.find(contact(companyAccount="Acme", phone="+14155688415")) is None
-    assert pdl_fake.seen == []
+    assert pdl_fake.received == []
 
 
 @pytest.mark.parametrize(
@@ -494,8 +369,8 @@ def test_pdl_params_follow_the_documented_minimum(
 
 
 async def test_pdl_unreadable_answer_is_none(pdl_fake: FakePDL, clock: FakeClock) -> None:
-    pdl_fake.script("sean@acme.com", Play(200, body=b"<html>oops</html>"))
-    pdl_fake.script("nora@acme.com", Play(200, body=b'{"status": 200, "data": null}'))
+    pdl_fake.script("sean@acme.com", Answer(200, body=b"<html>oops</html>"))
+    pdl_fake.script("nora@acme.com", Answer(200, body=b'{"status": 200, "data": null}'))
     with capture_logs() as logs:
         async with pdl(pdl_fake, clock) as source:
             assert await source.find(contact("sean@acme.com")) is None
@@ -517,7 +392,7 @@ async def test_pdl_refused_key_makes_the_provider_unavailable_logged_once(
     assert [(entry["status"], entry["message"]) for entry in refusals] == [
         (401, "Scripted authentication_error")
     ]
-    assert len(pdl_fake.seen) == 2  # refusals are not retried
+    assert len(pdl_fake.received) == 2  # refusals are not retried
     assert clock.sleeps == []
     assert "wrong-key" not in json.dumps(logs)
 
@@ -526,14 +401,14 @@ async def test_pdl_refused_key_makes_the_provider_unavailable_logged_once(
 async def test_pdl_out_of_credits_or_forbidden_is_unavailable(
     pdl_fake: FakePDL, clock: FakeClock, status: int, reason: str
 ) -> None:
-    pdl_fake.script("sean@acme.com", Play(status))
+    pdl_fake.script("sean@acme.com", Answer(status))
     async with pdl(pdl_fake, clock) as source:
         with pytest.raises(ProviderUnavailable, match=reason):
             await source.find(contact("sean@acme.com"))
 
 
 async def test_pdl_bad_request_is_none_without_retries(pdl_fake: FakePDL, clock: FakeClock) -> None:
-    pdl_fake.script("sean@acme.com", Play(400))
+    pdl_fake.script("sean@acme.com", Answer(400))
     with capture_logs() as logs:
         async with pdl(pdl_fake, clock) as source:
             assert await source.find(contact("sean@acme.com")) is None
@@ -547,7 +422,7 @@ async def test_pdl_bad_request_is_none_without_retries(pdl_fake: FakePDL, clock:
 async def test_pdl_too_many_requests_waits_as_retry_after_says_then_finds(
     pdl_fake: FakePDL, clock: FakeClock
 ) -> None:
-    pdl_fake.script("sean@acme.com", Play(429, {"Retry-After": "7"}))
+    pdl_fake.script("sean@acme.com", Answer(429, {"Retry-After": "7"}))
     async with pdl(pdl_fake, clock) as source:
         found = await source.find(contact("sean@acme.com"))
     assert found is not None and found.record_id == "pdl:qEnOZ5Oh0poWnQ1luFBfVw_0000"
@@ -559,7 +434,7 @@ async def test_pdl_too_many_requests_waits_for_the_window_reset(
     pdl_fake: FakePDL, clock: FakeClock
 ) -> None:
     reset = datetime.fromtimestamp(time.time() + 12, UTC).isoformat()
-    pdl_fake.script("sean@acme.com", Play(429, {"x-ratelimit-reset": reset}))
+    pdl_fake.script("sean@acme.com", Answer(429, {"x-ratelimit-reset": reset}))
     async with pdl(pdl_fake, clock) as source:
         assert await source.find(contact("sean@acme.com")) is not None
     waited, *after = clock.sleeps
@@ -569,7 +444,7 @@ async def test_pdl_too_many_requests_waits_for_the_window_reset(
 
 
 async def test_pdl_retry_after_is_capped(pdl_fake: FakePDL, clock: FakeClock) -> None:
-    pdl_fake.script("sean@acme.com", Play(429, {"Retry-After": "3600"}))
+    pdl_fake.script("sean@acme.com", Answer(429, {"Retry-After": "3600"}))
     async with pdl(pdl_fake, clock, max_retry_after=20.0) as source:
         assert await source.find(contact("sean@acme.com")) is not None
     assert clock.sleeps == [20.0]
@@ -578,7 +453,7 @@ async def test_pdl_retry_after_is_capped(pdl_fake: FakePDL, clock: FakeClock) ->
 async def test_pdl_retry_after_holds_every_request_of_the_provider(
     pdl_fake: FakePDL, clock: FakeClock
 ) -> None:
-    pdl_fake.script("sean@acme.com", Play(429, {"Retry-After": "4"}))
+    pdl_fake.script("sean@acme.com", Answer(429, {"Retry-After": "4"}))
     async with pdl(pdl_fake, clock, burst=1.0, max_retries=0) as source:
         assert await source.find(contact("sean@acme.com")) is None
         assert clock.sleeps == []
@@ -589,7 +464,7 @@ async def test_pdl_retry_after_holds_every_request_of_the_provider(
 async def test_pdl_server_errors_are_retried_then_given_up(
     pdl_fake: FakePDL, clock: FakeClock
 ) -> None:
-    pdl_fake.script("sean@acme.com", Play(500), Play(502), Play(503), Play(200))
+    pdl_fake.script("sean@acme.com", Answer(500), Answer(502), Answer(503), Answer(200))
     with capture_logs() as logs:
         async with pdl(pdl_fake, clock) as source:
             assert await source.find(contact("sean@acme.com", contact_id="c-77")) is None
@@ -603,7 +478,7 @@ async def test_pdl_server_errors_are_retried_then_given_up(
 
 
 async def test_pdl_server_error_then_success_finds(pdl_fake: FakePDL, clock: FakeClock) -> None:
-    pdl_fake.script("sean@acme.com", Play(502))
+    pdl_fake.script("sean@acme.com", Answer(502))
     async with pdl(pdl_fake, clock) as source:
         assert await source.find(contact("sean@acme.com")) is not None
     assert clock.sleeps == [0.5]
@@ -612,7 +487,7 @@ async def test_pdl_server_error_then_success_finds(pdl_fake: FakePDL, clock: Fak
 async def test_pdl_slow_answer_times_out_and_is_retried(
     pdl_fake: FakePDL, clock: FakeClock
 ) -> None:
-    pdl_fake.script("sean@acme.com", Play(hold=True))
+    pdl_fake.script("sean@acme.com", HOLD)
     async with pdl(pdl_fake, clock, timeout=0.2) as source:
         found = await source.find(contact("sean@acme.com"))
     assert found is not None
@@ -621,7 +496,7 @@ async def test_pdl_slow_answer_times_out_and_is_retried(
 
 
 async def test_pdl_answers_that_never_come_are_none(pdl_fake: FakePDL, clock: FakeClock) -> None:
-    pdl_fake.script("sean@acme.com", Play(hold=True), Play(hold=True))
+    pdl_fake.script("sean@acme.com", HOLD, HOLD)
     with capture_logs() as logs:
         async with pdl(pdl_fake, clock, timeout=0.2, max_retries=1) as source:
             assert await source.find(contact("sean@acme.com")) is None
@@ -654,7 +529,7 @@ async def test_pdl_requests_in_flight_are_capped(pdl_fake: FakePDL, clock: FakeC
             asyncio.gather(*(source.find(request) for request in requests)), 30
         )
     assert all(result is not None for result in found)
-    assert len(pdl_fake.seen) == 12
+    assert len(pdl_fake.received) == 12
     assert pdl_fake.max_in_flight == 3
 
 
@@ -767,7 +642,7 @@ NO_PHONES = apollo_person("5f2a1c0e9d8b7a6f5e4d3c2b", "Pat", "Plain", "pat@acme.
 NULL_PHONES = apollo_person("5f2a1c0e9d8b7a6f5e4d3c2c", "Nul", "Null", "nul@acme.com", None)
 
 
-class FakeApollo(FakeService):
+class FakeApollo(KeyedService):
     """``POST /api/v1/people/match`` as documented: X-Api-Key, a JSON body of match
     parameters, ``{"person": {...}}`` or ``{"person": null}``; a phone reveal without a
     ``webhook_url`` refused as Apollo documents."""
@@ -794,8 +669,9 @@ class FakeApollo(FakeService):
         super().__init__()
         self.people = people
 
-    def who(self, seen: Seen) -> str:
-        body = seen.body if isinstance(seen.body, dict) else {}
+    def who(self, request: Received) -> str:
+        body = json_body(request)
+        body = body if isinstance(body, dict) else {}
         return str(body.get("email") or body.get("linkedin_url") or body.get("last_name"))
 
     def error(self, status: int) -> Any:
@@ -810,10 +686,10 @@ class FakeApollo(FakeService):
             return {"message": "The maximum number of api calls allowed for this endpoint"}
         return {"error": f"Scripted {status}"}
 
-    def answer(self, seen: Seen) -> tuple[int, Any]:
-        if seen.method != "POST" or seen.path != "/api/v1/people/match":
+    def answer(self, request: Received) -> tuple[int, Any]:
+        if request.method != "POST" or request.path != "/api/v1/people/match":
             return 404, {"error": "Not found"}
-        body = seen.body
+        body = json_body(request)
         if not isinstance(body, dict) or not set(body) <= self.PARAMETERS:
             return 422, {"error": "Unknown parameters"}
         if body.get("reveal_phone_number") and not body.get("webhook_url"):
@@ -828,12 +704,8 @@ class FakeApollo(FakeService):
 
 @pytest.fixture
 def apollo_fake() -> Iterator[FakeApollo]:
-    server = FakeApollo([TIM, NO_PHONES, NULL_PHONES])
-    server.start()
-    try:
+    with FakeApollo([TIM, NO_PHONES, NULL_PHONES]) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @asynccontextmanager
@@ -879,11 +751,15 @@ async def test_apollo_match_gives_e164_numbers_with_mapped_types(
         "apollo:587cf802f65125cad923a266",
         "apollo",
     )
-    [seen] = apollo_fake.seen
-    assert (seen.method, seen.path, seen.api_key) == ("POST", "/api/v1/people/match", APOLLO_KEY)
+    [seen] = apollo_fake.received
+    assert (seen.method, seen.path, seen.headers["x-api-key"]) == (
+        "POST",
+        "/api/v1/people/match",
+        APOLLO_KEY,
+    )
     assert seen.headers["content-type"] == "application/json"
     # No reveal: Apollo delivers revealed numbers only to a webhook, minutes later.
-    assert seen.body == {
+    assert seen.json() == {
         "first_name": "Tim",
         "last_name": "Zheng",
         "organization_name": "Acme",
@@ -907,7 +783,7 @@ async def test_apollo_person_without_numbers_is_none(
     async with apollo(apollo_fake, clock) as source:
         assert await source.find(contact("pat@acme.com")) is None
         assert await source.find(contact("nul@acme.com")) is None
-    assert len(apollo_fake.seen) == 2
+    assert len(apollo_fake.received) == 2
 
 
 async def test_apollo_is_not_asked_about_a_contact_it_cannot_match(
@@ -915,7 +791,7 @@ async def test_apollo_is_not_asked_about_a_contact_it_cannot_match(
 ) -> None:
     async with apollo(apollo_fake, clock) as source:
         assert await source.find(contact(firstName="Tim", lastName="Zheng")) is None
-    assert apollo_fake.seen == []
+    assert apollo_fake.received == []
 
 
 @pytest.mark.parametrize(
@@ -958,7 +834,7 @@ def test_domain_of_a_website(website: str, domain: str) -> None:
 async def test_apollo_refused_key_makes_the_provider_unavailable(
     apollo_fake: FakeApollo, clock: FakeClock, status: int
 ) -> None:
-    apollo_fake.script("tim@acme.com", Play(status))
+    apollo_fake.script("tim@acme.com", Answer(status))
     with capture_logs() as logs:
         async with apollo(apollo_fake, clock) as source:
             with pytest.raises(ProviderUnavailable, match=f"HTTP {status}") as caught:
@@ -980,7 +856,7 @@ async def test_apollo_wrong_key_is_refused_by_the_fake(
 async def test_apollo_too_many_requests_waits_then_finds(
     apollo_fake: FakeApollo, clock: FakeClock
 ) -> None:
-    apollo_fake.script("tim@acme.com", Play(429, {"Retry-After": "2"}))
+    apollo_fake.script("tim@acme.com", Answer(429, {"Retry-After": "2"}))
     async with apollo(apollo_fake, clock) as source:
         found = await source.find(contact("tim@acme.com"))
     assert found is not None and found.record_id == "apollo:587cf802f65125cad923a266"
@@ -990,7 +866,7 @@ async def test_apollo_too_many_requests_waits_then_finds(
 async def test_apollo_too_many_requests_without_retry_after_backs_off(
     apollo_fake: FakeApollo, clock: FakeClock
 ) -> None:
-    apollo_fake.script("tim@acme.com", Play(429), Play(429))
+    apollo_fake.script("tim@acme.com", Answer(429), Answer(429))
     async with apollo(apollo_fake, clock) as source:
         assert await source.find(contact("tim@acme.com")) is not None
     assert clock.sleeps == [0.5, 1.0]
@@ -999,7 +875,7 @@ async def test_apollo_too_many_requests_without_retry_after_backs_off(
 async def test_apollo_server_errors_are_retried_then_given_up(
     apollo_fake: FakeApollo, clock: FakeClock
 ) -> None:
-    apollo_fake.script("tim@acme.com", Play(500), Play(503), Play(504))
+    apollo_fake.script("tim@acme.com", Answer(500), Answer(503), Answer(504))
     async with apollo(apollo_fake, clock) as source:
         assert await source.find(contact("tim@acme.com")) is None
     assert apollo_fake.requests_for("tim@acme.com") == 3
@@ -1009,7 +885,7 @@ async def test_apollo_server_errors_are_retried_then_given_up(
 async def test_apollo_rejected_request_is_none_without_retries(
     apollo_fake: FakeApollo, clock: FakeClock
 ) -> None:
-    apollo_fake.script("tim@acme.com", Play(422))
+    apollo_fake.script("tim@acme.com", Answer(422))
     with capture_logs() as logs:
         async with apollo(apollo_fake, clock) as source:
             assert await source.find(contact("tim@acme.com")) is None
@@ -1022,7 +898,7 @@ async def test_apollo_rejected_request_is_none_without_retries(
 async def test_apollo_slow_answer_times_out_and_is_retried(
     apollo_fake: FakeApollo, clock: FakeClock
 ) -> None:
-    apollo_fake.script("tim@acme.com", Play(hold=True))
+    apollo_fake.script("tim@acme.com", HOLD)
     async with apollo(apollo_fake, clock, timeout=0.2) as source:
         assert await source.find(contact("tim@acme.com")) is not None
     assert apollo_fake.requests_for("tim@acme.com") == 2
@@ -1030,7 +906,7 @@ async def test_apollo_slow_answer_times_out_and_is_retried(
 
 
 async def test_apollo_unreadable_answer_is_none(apollo_fake: FakeApollo, clock: FakeClock) -> None:
-    apollo_fake.script("tim@acme.com", Play(200, body=b"[]"))
+    apollo_fake.script("tim@acme.com", Answer(200, body=b"[]"))
     async with apollo(apollo_fake, clock) as source:
         assert await source.find(contact("tim@acme.com")) is None
 
@@ -1043,7 +919,7 @@ async def test_apollo_requests_are_paced_and_capped(
     pace = {"rate_per_second": 2.0, "burst": 1.0, "max_in_flight": 2, "timeout": 5.0}
     async with apollo(apollo_fake, clock, **pace) as a:
         await asyncio.wait_for(asyncio.gather(*(a.find(contact(e)) for e in emails)), 30)
-    assert len(apollo_fake.seen) == 4
+    assert len(apollo_fake.received) == 4
     assert apollo_fake.max_in_flight == 2
     # At 2 a second: each request after the first waits its 0.5 s turn.
     assert sum(clock.sleeps) == pytest.approx(1.5)
@@ -1083,7 +959,7 @@ async def test_the_waterfall_falls_through_pdl_to_apollo(
     assert found is not None
     assert found.source == "apollo"
     assert found.phones[0] == FoundPhone("+14155550102", "direct")
-    assert len(pdl_fake.seen) == len(apollo_fake.seen) == 1
+    assert len(pdl_fake.received) == len(apollo_fake.received) == 1
 
 
 # --- configuration -----------------------------------------------------------------------------
@@ -1133,8 +1009,8 @@ async def test_keys_configure_both_providers(pdl_fake: FakePDL, apollo_fake: Fak
             await provider.close()
     assert pdl_found is not None and pdl_found.source == "pdl"
     assert apollo_found is not None and apollo_found.source == "apollo"
-    assert pdl_fake.seen[0].query["min_likelihood"] == ["8"]
-    assert apollo_fake.seen[0].api_key == APOLLO_KEY
+    assert pdl_fake.received[0].query["min_likelihood"] == ["8"]
+    assert apollo_fake.received[0].headers["x-api-key"] == APOLLO_KEY
 
 
 @pytest.mark.usefixtures("no_provider_environment")

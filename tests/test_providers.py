@@ -11,13 +11,11 @@ import asyncio
 import base64
 import json
 import socket
-import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, fields, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import fields, replace
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
 
 import pytest
 from structlog.testing import capture_logs
@@ -33,11 +31,10 @@ from dialscore.scoring.providers import (
     providers_from_settings,
 )
 from dialscore.scoring.twilio import TWILIO_LINE_TYPES, TwilioLookup
+from tests.fakes import Answer, Received, ScriptedService
 
 SID = "AC" + "0123456789abcdef" * 2
 TOKEN = "fake-auth-token"
-# How long the fake holds a request it was told to hold, at most (the client gives up sooner).
-HOLD_LIMIT = 5.0
 
 
 def lookup_answer(
@@ -145,134 +142,45 @@ def many_lines(count: int) -> dict[str, dict[str, Any]]:
     return {number: lookup_answer(number, "mobile", "Verizon Wireless") for number in numbers}
 
 
-@dataclass(frozen=True)
-class Play:
-    """One scripted answer for a number, used before its documented answer."""
-
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-    # Answer only when the fake stops (or HOLD_LIMIT passes): the client times out first.
-    hold: bool = False
+# A scripted answer that comes only when the fake stops (or after this long): the client times
+# out first.
+HOLD = Answer(delay=5.0)
 
 
-@dataclass(frozen=True)
-class Seen:
-    raw_path: str
-    number: str
-    query: dict[str, list[str]]
-    authorization: str | None
-
-
-class FakeTwilio:
+class FakeTwilio(ScriptedService):
     """Lookup v2 on 127.0.0.1: checks Basic auth and Fields like Twilio, answers from ``lines``
-    (404 for the rest) unless a number has scripted plays left; records every request."""
+    (404 for the rest) unless a number has scripted answers left."""
+
+    PREFIX = "/v2/PhoneNumbers/"
 
     def __init__(self, lines: dict[str, dict[str, Any]]) -> None:
+        super().__init__()
         self.lines = lines
-        self.scripts: dict[str, list[Play]] = {}
-        self.seen: list[Seen] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        # Hold each request until this many are in flight (or ``linger`` passes), so requests
-        # overlap and a cap on them is reached rather than hoped for.
-        self.gather = 1
-        self.linger = 0.1
-        self._state = threading.Condition()
-        self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
 
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def script(self, number: str, *plays: Play) -> None:
-        self.scripts[number] = list(plays)
-
-    def requests_for(self, number: str) -> int:
-        return sum(1 for seen in self.seen if seen.number == number)
-
-    def start(self) -> None:
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        with self._state:
-            self._state.notify_all()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _answer(self, seen: Seen) -> tuple[Play, dict[str, Any] | None]:
+    def authorized(self, request: Received) -> bool:
         expected = "Basic " + base64.b64encode(f"{SID}:{TOKEN}".encode()).decode()
-        if seen.authorization != expected:
-            return Play(401), twilio_error(401, 20003, "Authenticate")
-        with self._state:
-            plays = self.scripts.get(seen.number)
-            play = plays.pop(0) if plays else None
-        if play is not None and (play.status != 200 or play.body is not None):
-            return play, twilio_error(play.status, 20500, "Scripted error")
-        if seen.query.get("Fields") != ["line_type_intelligence"]:
-            return Play(400), twilio_error(400, 60200, "Invalid parameter: Fields")
-        answer = self.lines.get(seen.number)
+        return request.headers.get("authorization") == expected
+
+    def who(self, request: Received) -> str:
+        """The number a request asks about."""
+        return unquote(request.path.removeprefix(self.PREFIX))
+
+    def error(self, status: int) -> dict[str, Any]:
+        if status == 401:
+            return twilio_error(401, 20003, "Authenticate")
+        return twilio_error(status, 20500, "Scripted error")
+
+    def answer(self, request: Received) -> tuple[int, dict[str, Any]]:
+        if request.method != "GET" or not request.path.startswith(self.PREFIX):
+            return 404, twilio_error(404, 20404, "Not found")
+        if request.query.get("Fields") != ["line_type_intelligence"]:
+            return 400, twilio_error(400, 60200, "Invalid parameter: Fields")
+        number = self.who(request)
+        answer = self.lines.get(number)
         if answer is None:
-            message = f"The requested resource /PhoneNumbers/{seen.number} was not found"
-            return Play(404), twilio_error(404, 20404, message)
-        return play or Play(), answer
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                prefix = "/v2/PhoneNumbers/"
-                seen = Seen(
-                    raw_path=parts.path,
-                    number=unquote(parts.path.removeprefix(prefix)),
-                    query=parse_qs(parts.query),
-                    authorization=self.headers.get("Authorization"),
-                )
-                with fake._state:
-                    fake.seen.append(seen)
-                    fake.in_flight += 1
-                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-                    fake._state.notify_all()
-                    fake._state.wait_for(
-                        lambda: fake.in_flight >= fake.gather or fake._stopping.is_set(),
-                        timeout=fake.linger,
-                    )
-                try:
-                    play, document = (
-                        fake._answer(seen)
-                        if parts.path.startswith(prefix)
-                        else (Play(404), twilio_error(404, 20404, "Not found"))
-                    )
-                    if play.hold:
-                        fake._stopping.wait(HOLD_LIMIT)
-                    body = play.body if play.body is not None else json.dumps(document).encode()
-                    self.send_response(play.status)
-                    for name, value in play.headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up on a held request
-                finally:
-                    with fake._state:
-                        fake.in_flight -= 1
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+            message = f"The requested resource /PhoneNumbers/{number} was not found"
+            return 404, twilio_error(404, 20404, message)
+        return 200, answer
 
 
 class FakeClock:
@@ -293,12 +201,8 @@ class FakeClock:
 
 @pytest.fixture
 def fake() -> Iterator[FakeTwilio]:
-    server = FakeTwilio(documented_lines())
-    server.start()
-    try:
+    with FakeTwilio(documented_lines()) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -358,11 +262,11 @@ async def test_each_line_type_is_mapped_with_its_carrier(
         for number, carrier, ours in TYPED_LINES.values()
     }
     expected_auth = "Basic " + base64.b64encode(f"{SID}:{TOKEN}".encode()).decode()
-    assert len(fake.seen) == len(numbers)
-    for seen in fake.seen:
-        assert seen.raw_path == "/v2/PhoneNumbers/%2B" + seen.number[1:]
+    assert len(fake.received) == len(numbers)
+    for seen in fake.received:
+        assert seen.path == "/v2/PhoneNumbers/%2B" + fake.who(seen)[1:]
         assert seen.query == {"Fields": ["line_type_intelligence"]}
-        assert seen.authorization == expected_auth
+        assert seen.headers["authorization"] == expected_auth
 
 
 async def test_an_invalid_number_is_verified_as_invalid(fake: FakeTwilio, clock: FakeClock) -> None:
@@ -412,14 +316,14 @@ async def test_numbers_that_are_not_e164_are_skipped_and_repeats_asked_once(
     async with twilio(fake, clock) as lookup:
         found = await lookup.verify(["4155550101", "+0155", "", mobile, mobile])
     assert set(found) == {mobile}
-    assert [seen.number for seen in fake.seen] == [mobile]
+    assert [fake.who(seen) for seen in fake.received] == [mobile]
 
 
 async def test_an_unreadable_answer_leaves_only_that_number_absent(
     fake: FakeTwilio, clock: FakeClock
 ) -> None:
     mobile, landline = TYPED_LINES["mobile"][0], TYPED_LINES["landline"][0]
-    fake.script(mobile, Play(200, body=b"<html>oops</html>"))
+    fake.script(mobile, Answer(200, body=b"<html>oops</html>"))
     async with twilio(fake, clock) as lookup:
         found = await lookup.verify([mobile, landline])
     assert set(found) == {landline}
@@ -427,7 +331,7 @@ async def test_an_unreadable_answer_leaves_only_that_number_absent(
 
 async def test_a_rejected_request_is_not_retried(fake: FakeTwilio, clock: FakeClock) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(400))
+    fake.script(mobile, Answer(400))
     async with twilio(fake, clock) as lookup:
         assert await lookup.verify([mobile]) == {}
     assert fake.requests_for(mobile) == 1
@@ -438,7 +342,7 @@ async def test_a_rejected_request_is_not_retried(fake: FakeTwilio, clock: FakeCl
 
 async def test_server_errors_are_retried_with_backoff(fake: FakeTwilio, clock: FakeClock) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(500), Play(503))
+    fake.script(mobile, Answer(500), Answer(503))
     async with twilio(fake, clock) as lookup:
         found = await lookup.verify([mobile])
     assert found == {mobile: Verification("twilio", "mobile", "T-Mobile USA, Inc.")}
@@ -450,7 +354,7 @@ async def test_too_many_requests_waits_as_long_as_retry_after_says(
     fake: FakeTwilio, clock: FakeClock
 ) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(429, {"Retry-After": "3"}))
+    fake.script(mobile, Answer(429, {"Retry-After": "3"}))
     async with twilio(fake, clock) as lookup:
         found = await lookup.verify([mobile])
     assert set(found) == {mobile}
@@ -460,7 +364,7 @@ async def test_too_many_requests_waits_as_long_as_retry_after_says(
 
 async def test_retry_after_is_capped(fake: FakeTwilio, clock: FakeClock) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(429, {"Retry-After": "3600"}))
+    fake.script(mobile, Answer(429, {"Retry-After": "3600"}))
     async with twilio(fake, clock, max_retry_after=20.0) as lookup:
         found = await lookup.verify([mobile])
     assert set(found) == {mobile}
@@ -471,7 +375,7 @@ async def test_retry_after_holds_every_request_of_the_provider(
     fake: FakeTwilio, clock: FakeClock
 ) -> None:
     mobile, landline = TYPED_LINES["mobile"][0], TYPED_LINES["landline"][0]
-    fake.script(mobile, Play(429, {"Retry-After": "4"}))
+    fake.script(mobile, Answer(429, {"Retry-After": "4"}))
     async with twilio(fake, clock, burst=1.0, rate_per_second=10.0, max_retries=0) as lookup:
         assert await lookup.verify([mobile]) == {}
         assert clock.sleeps == []
@@ -484,7 +388,7 @@ async def test_giving_up_after_retries_leaves_the_number_absent(
     fake: FakeTwilio, clock: FakeClock
 ) -> None:
     mobile, landline = TYPED_LINES["mobile"][0], TYPED_LINES["landline"][0]
-    fake.script(mobile, Play(500), Play(502), Play(503), Play(500))
+    fake.script(mobile, Answer(500), Answer(502), Answer(503), Answer(500))
     with capture_logs() as logs:
         async with twilio(fake, clock) as lookup:
             found = await lookup.verify([mobile, landline])
@@ -497,7 +401,7 @@ async def test_giving_up_after_retries_leaves_the_number_absent(
 
 async def test_a_slow_answer_times_out_and_is_retried(fake: FakeTwilio, clock: FakeClock) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(hold=True))
+    fake.script(mobile, HOLD)
     async with twilio(fake, clock, timeout=0.2) as lookup:
         found = await lookup.verify([mobile])
     assert set(found) == {mobile}
@@ -509,7 +413,7 @@ async def test_answers_that_never_come_leave_the_number_absent(
     fake: FakeTwilio, clock: FakeClock
 ) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(hold=True), Play(hold=True))
+    fake.script(mobile, HOLD, HOLD)
     async with twilio(fake, clock, timeout=0.2, max_retries=1) as lookup:
         assert await lookup.verify([mobile]) == {}
     assert fake.requests_for(mobile) == 2
@@ -533,14 +437,14 @@ async def test_refused_credentials_make_the_provider_unavailable_logged_once(
     refusals = [entry for entry in logs if entry["event"] == "twilio_lookup_refused"]
     assert [(entry["status"], entry["code"]) for entry in refusals] == [(401, 20003)]
     # The first refusal stops the batch; credentials are not tried once per number.
-    assert len(fake.seen) < 2 * len(numbers)
+    assert len(fake.received) < 2 * len(numbers)
     assert clock.sleeps == []
     assert "wrong" not in json.dumps(logs)
 
 
 async def test_forbidden_makes_the_provider_unavailable(fake: FakeTwilio, clock: FakeClock) -> None:
     mobile = TYPED_LINES["mobile"][0]
-    fake.script(mobile, Play(403))
+    fake.script(mobile, Answer(403))
     async with twilio(fake, clock) as lookup:
         with pytest.raises(ProviderUnavailable, match="HTTP 403"):
             await lookup.verify([mobile])

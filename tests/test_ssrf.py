@@ -23,7 +23,7 @@ from dialscore.kit.outbound import (
     resolve_allowed,
 )
 from tests.conftest import SECRET
-from tests.receiver import Answer, Received, running_receiver
+from tests.fakes import Answer, Received, running_receiver
 from tests.support import V2, Tenant, make_tenant, settle, state_of
 
 # -- the address table ----------------------------------------------------------------------------
@@ -337,7 +337,7 @@ async def test_post_connects_to_the_checked_address_with_the_original_host_heade
     assert response.status_code == 200
     assert len(received) == 1
     assert received[0].headers["host"] == f"localhost:{port}"
-    assert received[0].path == "/hook?x=1"
+    assert received[0].target == "/hook?x=1"
     assert received[0].headers["x-extra"] == "yes"
 
 

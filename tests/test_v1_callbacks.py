@@ -37,8 +37,8 @@ from dialscore.models import (
 from dialscore.v1 import service as v1
 from dialscore.webhooks import verify
 from tests.conftest import SECRET
+from tests.fakes import Answer, Received, running_receiver
 from tests.processes import base_env, cli_error, cli_json
-from tests.receiver import Answer, Received, running_receiver
 from tests.support import V2, Tenant, add_user, contact, make_tenant, settle, state_of
 from tests.test_v1_submissions import add_person
 
@@ -137,7 +137,7 @@ async def test_callbacks_post_the_flat_contact_signed_with_the_secret_the_cli_sh
                 return len(receiver.received) >= 2
 
             await service.until(both_arrived)
-            received = sorted(receiver.received, key=lambda r: r.path)
+            received = sorted(receiver.received, key=lambda r: r.target)
         listed = await service.api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
         contacts = {c["firstName"]: c for c in listed.json()["data"]["contacts"]}
         async with service.db.unit_of_work() as session:
@@ -154,7 +154,7 @@ async def test_callbacks_post_the_flat_contact_signed_with_the_secret_the_cli_sh
     # Shown again, it is the same secret.
     assert (await asyncio.to_thread(cli_json, args, env=env, cwd=tmp_path)) == shown
 
-    assert [r.path for r in received] == ["/hook", "/hook?who=cy"]
+    assert [r.target for r in received] == ["/hook", "/hook?who=cy"]
     for request in received:
         header = request.headers["x-service-signature"]
         assert header == signature(secret, request.body)
@@ -285,8 +285,8 @@ async def test_webhook_deliveries_listing_and_replay_ignore_callbacks(
                 return len(receiver.received) == 5
 
             await service.until(all_arrived)
-            callbacks = [r for r in receiver.received if r.path.endswith("?cb")]
-            events = [r for r in receiver.received if not r.path.endswith("?cb")]
+            callbacks = [r for r in receiver.received if r.target.endswith("?cb")]
+            events = [r for r in receiver.received if not r.target.endswith("?cb")]
             assert len(callbacks) == 2
             assert sorted(e.json()["eventType"] for e in events) == [
                 "job.completed",
@@ -396,7 +396,7 @@ async def test_enriched_contacts_call_back_with_the_found_numbers_and_rejected_o
 
             await service.until(finished)
             received = list(receiver.received)
-    assert [r.path for r in received] == ["/hook?ann"]
+    assert [r.target for r in received] == ["/hook?ann"]
     body = received[0].json()
     assert (body["phone"], body["phone2"], body["phone2Type"]) == (
         "+14155550234",

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from dialscore.webhooks import verify
+from tests.fakes import Received, Receiver, running_receiver
 from tests.processes import (
     DATABASES,
     REDIS_URL,
@@ -29,7 +30,6 @@ from tests.processes import (
     redis_namespace,
     wait_for,
 )
-from tests.receiver import Received, Receiver, running_receiver
 from tests.support import many_contacts
 
 pytestmark = pytest.mark.slow

@@ -31,7 +31,7 @@ from dialscore.kit.db import Database
 from dialscore.models import WebhookAttempt, WebhookDelivery
 from dialscore.webhooks import verify
 from tests.conftest import SECRET
-from tests.receiver import Answer, Received, Responder, running_receiver
+from tests.fakes import Answer, Received, Responder, running_receiver
 from tests.support import (
     PHONE_STATUSES,
     V2,

@@ -24,7 +24,7 @@ from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscriptio
 from dialscore.webhooks import verify
 from dialscore.webhooks.service import emit, secret_box
 from tests.conftest import SECRET
-from tests.receiver import Answer, Received, running_receiver
+from tests.fakes import Answer, Received, running_receiver
 from tests.support import (
     V2,
     Tenant,

@@ -10,7 +10,7 @@ from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.webhooks import verify
 from tests.conftest import SECRET
-from tests.receiver import running_receiver
+from tests.fakes import running_receiver
 from tests.support import V2, make_tenant, many_contacts, settle, state_of, submit
 
 

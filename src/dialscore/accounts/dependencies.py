@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from dialscore.accounts import service
 from dialscore.accounts.schemas import Principal
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import get_state
 
+# Documents the scheme in the OpenAPI document; the header itself is read below, so that a
+# missing or malformed one answers 401 with the service's own message.
+bearer = HTTPBearer(
+    scheme_name="bearerAuth",
+    bearerFormat="JWT",
+    description="An API key: `Authorization: Bearer <API key>`",
+    auto_error=False,
+)
 
-async def authenticated(request: Request) -> Principal:
+
+async def authenticated(
+    request: Request,
+    _: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+) -> Principal:
     # The rate limiter in front of /api has already authenticated the request.
     cached: Principal | None = getattr(request.state, "principal", None)
     if cached is not None:

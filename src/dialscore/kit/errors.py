@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -10,6 +11,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dialscore.kit.http import NotJson
 
 log = structlog.get_logger(__name__)
 
@@ -65,27 +68,64 @@ class PayloadTooLarge(ApiError):
     status_code = 413
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody, "description": text}
-    for code, text in [
-        (400, "Invalid request"),
-        (401, "Missing, malformed, expired or revoked API key"),
-        (403, "The plan does not allow this call"),
-        (404, "No such object for this user"),
-    ]
-}
-ERROR_RESPONSES[429] = {
-    "model": RateLimitedBody,
-    "description": "A request rate tier (second, minute or day) is used up",
+# Where a validation error was found, as a client names it: the body's own fields without
+# "body", parameters by their name.
+_PLACES = ("body", "query", "path", "header")
+# What a client must fix, by the kind of validation error (Pydantic's error types).
+_MESSAGES: dict[str, str] = {
+    "missing": "{field} is required",
+    "list_type": "{field} must be an array",
+    "too_short": "{field} must not be empty",
+    "too_long": "{field} has {actual_length} elements; at most {max_length} allowed",
+    "string_type": "{field} must be a string",
+    "string_too_short": "{field} must not be blank",
+    "string_too_long": "{field} is longer than {max_length} characters",
+    "literal_error": "{field} must be one of {expected}",
+    "enum": "{field} must be one of {expected}",
+    "bool_type": "{field} must be true or false",
+    "bool_parsing": "{field} must be true or false",
+    "int_type": "{field} must be an integer",
+    "int_parsing": "{field} must be an integer",
+    "greater_than_equal": "{field} must be at least {ge}",
+    "less_than_equal": "{field} must be at most {le}",
+    "value_error": "{field} {error}",
+    "dict_type": "{field} must be a JSON object",
+    "model_type": "{field} must be a JSON object",
+    "model_attributes_type": "{field} must be a JSON object",
 }
 
 
-def _describe_validation(exc: RequestValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("query", "path", "body"))
-        parts.append(f"{where}: {err.get('msg', 'invalid')}" if where else err.get("msg", ""))
-    return "; ".join(parts) or "invalid request"
+def describe_validation(errors: Sequence[Mapping[str, Any]]) -> str:
+    """The first validation error as a sentence naming the field and what is wrong with it."""
+    if not errors:
+        return "invalid request"
+    error = errors[0]
+    if isinstance(error.get("input"), NotJson):
+        return f"request body is not valid JSON: {error['input'].reason}"
+    loc = [str(part) for part in error.get("loc", ())]
+    place = loc.pop(0) if loc and loc[0] in _PLACES else None
+    if error.get("type") == "json_invalid":
+        reason = (error.get("ctx") or {}).get("error", "")
+        return f"request body is not valid JSON: {reason}".rstrip(": ")
+    if loc:
+        field = "'" + ".".join(loc) + "'"
+    elif place in (None, "body"):
+        field = "request body"
+    else:
+        field = place
+    template = _MESSAGES.get(str(error.get("type")))
+    if template is None:
+        # A model's own check (a model validator) says what is wrong in its own words.
+        return f"{field}: {error.get('msg', 'invalid')}" if loc else str(error.get("msg"))
+    ctx = {key: value for key, value in (error.get("ctx") or {}).items() if key != "field"}
+    try:
+        return template.format(field=field, **ctx)
+    except (KeyError, IndexError):
+        return f"{field}: {error.get('msg', 'invalid')}"
+
+
+# Starlette's own words for errors it answers itself, said as the service says them.
+_PLAIN_MESSAGES = {(404, "Not Found"): "no such endpoint"}
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -96,13 +136,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def validation_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return JSONResponse({"error": _describe_validation(exc)}, status_code=400)
+        return JSONResponse({"error": describe_validation(exc.errors())}, status_code=400)
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         message = exc.detail if isinstance(exc.detail, str) else "request failed"
-        if exc.status_code == 404 and message == "Not Found":
-            message = "no such endpoint"
+        message = _PLAIN_MESSAGES.get((exc.status_code, message), message)
         return JSONResponse(
             {"error": message}, status_code=exc.status_code, headers=getattr(exc, "headers", None)
         )

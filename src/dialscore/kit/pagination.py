@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
+from fastapi import Query
 from pydantic import BaseModel, Field
 
 
@@ -16,7 +18,14 @@ class Pagination(BaseModel):
     hasPreviousPage: bool
 
 
+# The upper bound keeps the row offset within a 64-bit integer on both databases.
 MAX_PAGE = 1_000_000_000
+MAX_LIMIT = 1000
+
+PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page number, from 1")]
+LimitQuery = Annotated[
+    int, Query(ge=1, le=MAX_LIMIT, description=f"Items per page, 1 to {MAX_LIMIT}")
+]
 
 
 @dataclass(frozen=True)
