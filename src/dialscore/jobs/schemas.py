@@ -1,17 +1,22 @@
-"""Job and contact shapes: presenters for responses and events, and their documented models."""
+"""The job and contact resources: their models, which are the contract of the routes that
+return them, and the presenters that make them from stored rows (also for events)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Query
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from dialscore.accounts.schemas import EffectivePlan
 from dialscore.kit.clock import isoformat
+from dialscore.kit.envelope import RejectionSummary, number
 from dialscore.kit.pagination import Pagination
 from dialscore.models import Contact, Job
 from dialscore.scoring.engine import PHONE_STATUSES
-from dialscore.scoring.numbers import PHONE_SLOTS
-from dialscore.submissions.schemas import CONTACT_INPUT_FIELDS
+from dialscore.scoring.numbers import PHONE_SLOTS, ParsedPhone
 
 JOB_TYPES = (
     "scoring",
@@ -39,14 +44,357 @@ ENRICHMENT_JOB_TYPES = frozenset(
     }
 )
 TERMINAL_STATES = ("Finalized", "Not Enriched")
+SCORING_TYPES = ("lightning", "core")
 
-# Input fields presented as they were submitted. Phone slots, their types and countries are
-# presented from the scored phones instead (D19: the flat fields mirror ``phones``).
+# What a job does with its contacts: score them, or enrich them and score what was found.
+Kind = Literal["scoring", "enrichment"]
+
+
+@dataclass(frozen=True)
+class NewContact:
+    """A contact to put in a job: its input fields, the fields kept unmapped, its numbers;
+    a version 1 callback URL; for a rescoring, what enrichment found the first time."""
+
+    fields: dict[str, str]
+    unmapped: dict[str, Any]
+    phones: list[ParsedPhone]
+    callback_url: str | None = None
+    enrichment_contact_id: str | None = None
+    enriched_types: list[str | None] | None = None
+
+    @property
+    def billable_phones(self) -> int:
+        """Valid, distinct numbers: what scoring charges for (D9)."""
+        return len({p.e164 for p in self.phones if p.e164 is not None})
+
+
+@dataclass(frozen=True)
+class OpenedJob:
+    """What accepting contacts into a job did: the job (None when nothing was accepted,
+    P1), the charge, the balance after it, the units charged (phones or contacts) and the
+    contacts in the job."""
+
+    job_id: str | None
+    charged: Decimal
+    remaining: Decimal
+    units: int
+    contacts: int
+
+
+_TYPE_DOC = "mobile, direct, hq or other (synonyms such as cell or main are read, P8)"
+_COUNTRY_DOC = "ISO alpha-2 country of a number given without + (default US)"
+# Spreadsheets and CRMs export these as numbers (P4, P43).
+_TEXT_OR_NUMBER = "A string, or a number taken as its decimal text"
+_DEPRECATED = "Deprecated: mirrors the first five entries of phones (D19)"
+
+
+class ContactInput(BaseModel):
+    """A contact as a client sends it: every field of the Contact resource a client may give,
+    all strings (a JSON number is taken as its decimal text). Unknown fields are kept in
+    ``unmappedFields``, never dropped (D7)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    firstName: str | None = None
+    lastName: str | None = None
+    email: str | None = None
+    title: str | None = None
+    companyAccount: str | None = None
+    leadId: str | None = None
+    phone: str | None = None
+    phone2: str | None = None
+    phone3: str | None = None
+    phone4: str | None = None
+    phone5: str | None = None
+    phoneExt: str | None = None
+    phoneType: str | None = Field(default=None, description=_TYPE_DOC)
+    phone2Type: str | None = None
+    phone3Type: str | None = None
+    phone4Type: str | None = None
+    phone5Type: str | None = None
+    phoneCountry: str | None = Field(default=None, description=_COUNTRY_DOC)
+    phone2Country: str | None = None
+    phone3Country: str | None = None
+    phone4Country: str | None = None
+    phone5Country: str | None = None
+    street: str | None = None
+    city: str | None = None
+    stateProvince: str | None = None
+    zipPostalCode: str | None = None
+    country: str | None = None
+    timeZone: str | None = None
+    dept: str | None = None
+    level: str | None = None
+    jobFunction: str | None = None
+    persona: str | None = None
+    website: str | None = None
+    linkedInUrl: str | None = None
+    companyLinkedInUrl: str | None = None
+    companyCountry: str | None = None
+    companyState: str | None = None
+    companyCity: str | None = None
+    companyZip: str | None = None
+    companyAddress: str | None = None
+    numberOfEmployees: str | int | None = Field(default=None, description=_TEXT_OR_NUMBER)
+    annualRevenue: str | int | None = Field(default=None, description=_TEXT_OR_NUMBER)
+    industry: str | None = None
+    primarySubIndustry: str | None = None
+    sicCodes: str | None = None
+    naicsCodes: str | None = None
+    technologies: str | None = None
+    campaignListName: str | None = None
+    recordOwner: str | None = None
+    contactCrmId: str | None = None
+    accountCrmId: str | None = None
+    databaseContactId: str | None = None
+    databaseCompanyId: str | None = None
+    customerContactId: str | None = None
+    intent: str | None = None
+    unmappedFields: dict[str, Any] | None = None
+
+
+# The contact fields a client may send, in the order they are stored and returned.
+CONTACT_INPUT_FIELDS: tuple[str, ...] = tuple(
+    name for name in ContactInput.model_fields if name != "unmappedFields"
+)
+# Input fields returned as they were submitted. Phone slots, their types and countries are
+# returned from the scored phones instead (D19: the flat fields mirror ``phones``).
 _PHONE_DERIVED = frozenset(
     [*PHONE_SLOTS]
     + [f"{s}{suffix}" for s in PHONE_SLOTS for suffix in ("Type", "Country", "Status", "Region")]
 )
 _PLAIN_FIELDS = tuple(f for f in CONTACT_INPUT_FIELDS if f not in _PHONE_DERIVED)
+
+SourceQuery = Annotated[
+    Literal["app", "api", "all"], Query(description="Where the jobs came from (D14)")
+]
+
+MAX_JOB_NAME = 200
+JobName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_JOB_NAME),
+    Field(description="The job's name; generated from its type and time when absent (D13)"),
+]
+
+PhoneStatus = Literal[PHONE_STATUSES]  # type: ignore[valid-type]
+Region = Literal["US", "EMEA", "APAC"]
+LeadStatus = Literal["P1", "P2", "P3", "Needs Attention", "No Numbers Found", "Uncontacted"]
+
+
+class JobOut(BaseModel):
+    id: str
+    clientId: str
+    userId: str
+    status: Literal["Init", "Processing", "Finalized", "Not Enriched"]
+    createdAt: str
+    jobSource: Literal["api", "app"]
+    jobType: Literal[JOB_TYPES]  # type: ignore[valid-type]
+    name: str
+    scoringType: Literal["lightning", "core"] = Field(description="Extension (P12)")
+    totalRecordCount: int = Field(description="Extension: contacts submitted")
+    acceptedRecordCount: int = Field(description="Extension: contacts accepted into the job")
+    processedCount: int = Field(description="Extension: contacts processed so far")
+    modifiedAt: str = Field(description="Extension: time of the last change")
+
+
+class PhoneEntry(BaseModel):
+    number: str | None = Field(description="E.164 when valid, else the number as submitted")
+    status: PhoneStatus | None = Field(description="Null until scored")
+    type: str | None = Field(
+        description="mobile, direct, hq, other, or Service Enriched Phone N for a number "
+        "enrichment found"
+    )
+    country: str | None = Field(description="ISO alpha-2 country of the number")
+    region: Region | None
+    position: int = Field(ge=1, description="1-based position within the contact")
+    ivrPath: str | None = None
+    reasons: list[str] = Field(
+        default_factory=list,
+        description="Extension: the evidence behind the status, in short sentences",
+    )
+
+
+class BestPhone(BaseModel):
+    number: str
+    status: PhoneStatus
+    ivrPath: str | None = None
+
+
+class ContactOut(BaseModel):
+    """A contact as returned and sent in ``job.contact.scored``: every field of the Contact
+    resource, null when unknown (P13)."""
+
+    id: str
+    userId: str
+    jobId: str
+    clientId: str
+    firstName: str | None
+    lastName: str | None
+    email: str | None
+    title: str | None
+    companyAccount: str | None
+    leadId: str | None
+    phoneExt: str | None
+    street: str | None
+    city: str | None
+    stateProvince: str | None
+    zipPostalCode: str | None
+    country: str | None
+    timeZone: str | None
+    dept: str | None
+    level: str | None
+    jobFunction: str | None
+    persona: str | None
+    website: str | None
+    linkedInUrl: str | None
+    companyLinkedInUrl: str | None
+    companyCountry: str | None
+    companyState: str | None
+    companyCity: str | None
+    companyZip: str | None
+    companyAddress: str | None
+    numberOfEmployees: str | None
+    annualRevenue: str | None
+    industry: str | None
+    primarySubIndustry: str | None
+    sicCodes: str | None
+    naicsCodes: str | None
+    technologies: str | None
+    campaignListName: str | None
+    recordOwner: str | None
+    contactCrmId: str | None
+    accountCrmId: str | None
+    databaseContactId: str | None
+    databaseCompanyId: str | None
+    customerContactId: str | None
+    intent: str | None
+    phones: list[PhoneEntry]
+    bestPhone: BestPhone | None
+    phone: str | None = Field(description=_DEPRECATED)
+    phoneStatus: PhoneStatus | None = Field(description=_DEPRECATED)
+    phoneType: str | None = Field(description=_DEPRECATED)
+    phoneCountry: str | None = Field(description=_DEPRECATED)
+    phoneRegion: Region | None = Field(description=_DEPRECATED)
+    phone2: str | None = Field(description=_DEPRECATED)
+    phone2Status: PhoneStatus | None = Field(description=_DEPRECATED)
+    phone2Type: str | None = Field(description=_DEPRECATED)
+    phone2Country: str | None = Field(description=_DEPRECATED)
+    phone2Region: Region | None = Field(description=_DEPRECATED)
+    phone3: str | None = Field(description=_DEPRECATED)
+    phone3Status: PhoneStatus | None = Field(description=_DEPRECATED)
+    phone3Type: str | None = Field(description=_DEPRECATED)
+    phone3Country: str | None = Field(description=_DEPRECATED)
+    phone3Region: Region | None = Field(description=_DEPRECATED)
+    phone4: str | None = Field(description=_DEPRECATED)
+    phone4Status: PhoneStatus | None = Field(description=_DEPRECATED)
+    phone4Type: str | None = Field(description=_DEPRECATED)
+    phone4Country: str | None = Field(description=_DEPRECATED)
+    phone4Region: Region | None = Field(description=_DEPRECATED)
+    phone5: str | None = Field(description=_DEPRECATED)
+    phone5Status: PhoneStatus | None = Field(description=_DEPRECATED)
+    phone5Type: str | None = Field(description=_DEPRECATED)
+    phone5Country: str | None = Field(description=_DEPRECATED)
+    phone5Region: Region | None = Field(description=_DEPRECATED)
+    leadStatus: LeadStatus
+    enrichmentContactId: str | None = Field(
+        description="The record enrichment matched the contact to, when one was"
+    )
+    rejectedReason: str | None = Field(
+        description="Extension: why enrichment rejected the contact (P13)"
+    )
+    unmappedFields: dict[str, Any]
+    createdAt: str
+    updatedAt: str
+
+
+class JobsPage(BaseModel):
+    jobs: list[JobOut]
+    pagination: Pagination
+
+
+class JobsResponse(BaseModel):
+    data: JobsPage
+
+
+class JobResponse(BaseModel):
+    data: JobOut
+
+
+class ContactsPage(BaseModel):
+    contacts: list[ContactOut]
+    pagination: Pagination
+
+
+class ContactsResponse(BaseModel):
+    data: ContactsPage
+
+
+# -- the answer to a submission or a rescoring: the job opened and what it cost ----------------
+
+
+class SubmissionData(BaseModel):
+    totalRecordCount: int
+    acceptedRecordCount: int
+    jobId: str | None = Field(description="Null when no record was accepted (P1)")
+
+
+class ScoringCredits(BaseModel):
+    creditsCharged: float
+    creditsRemaining: float
+    costPerPhone: float
+    phoneCount: int
+
+
+class EnrichmentCredits(BaseModel):
+    creditsCharged: float
+    creditsRemaining: float
+    costPerContact: float
+    contactCount: int
+
+
+class ScoringResponse(BaseModel):
+    data: SubmissionData
+    credits: ScoringCredits
+    error: RejectionSummary | None
+
+
+class EnrichmentResponse(BaseModel):
+    data: SubmissionData
+    credits: EnrichmentCredits
+    error: RejectionSummary | None
+
+
+def present_accepted(
+    kind: Kind,
+    plan: EffectivePlan,
+    opened: OpenedJob,
+    *,
+    total: int,
+    accepted: int,
+    rejected: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The answer to a submission or a rescoring, in the shape of ``ScoringResponse`` or
+    ``EnrichmentResponse``."""
+    credits: dict[str, Any] = {
+        "creditsCharged": number(opened.charged),
+        "creditsRemaining": number(opened.remaining),
+    }
+    if kind == "scoring":
+        credits.update(costPerPhone=number(plan.cost_per_phone), phoneCount=opened.units)
+    else:
+        credits.update(costPerContact=number(plan.cost_per_contact), contactCount=opened.units)
+    return {
+        "data": {
+            "totalRecordCount": total,
+            "acceptedRecordCount": accepted,
+            "jobId": opened.job_id,
+        },
+        "credits": credits,
+        "error": {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None,
+    }
+
+
+# -- presenters ---------------------------------------------------------------------------------
 
 
 def present_job(job: Job) -> dict[str, Any]:
@@ -68,6 +416,7 @@ def present_job(job: Job) -> dict[str, Any]:
 
 
 def present_contact(contact: Contact) -> dict[str, Any]:
+    """A contact in the shape of ``ContactOut``, for responses and events."""
     fields = contact.fields
     out: dict[str, Any] = {
         "id": contact.id,
@@ -111,90 +460,3 @@ def present_callback_contact(contact: Contact) -> dict[str, Any]:
     out["unmappedFields"] = unmapped
     out["callbackUrl"] = contact.callback_url
     return out
-
-
-# -- documented models ----------------------------------------------------------------------------
-
-
-class JobOut(BaseModel):
-    id: str
-    clientId: str
-    userId: str
-    status: str = Field(description="Init, Processing, Finalized or Not Enriched")
-    createdAt: str
-    jobSource: str = Field(description="api or app")
-    jobType: str
-    name: str
-    scoringType: str = Field(description="Extension: lightning or core")
-    totalRecordCount: int = Field(description="Extension: contacts submitted")
-    acceptedRecordCount: int = Field(description="Extension: contacts accepted into the job")
-    processedCount: int = Field(description="Extension: contacts processed so far")
-    modifiedAt: str = Field(description="Extension: time of the last change")
-
-
-class PhoneEntry(BaseModel):
-    number: str | None = Field(description="E.164 when valid, else the number as submitted")
-    status: str | None = Field(
-        description="Null until scored", json_schema_extra={"enum": [*PHONE_STATUSES, None]}
-    )
-    type: str | None
-    country: str | None
-    region: str | None
-    position: int
-    ivrPath: str | None = None
-    reasons: list[str] = Field(
-        default_factory=list,
-        description="Extension: the evidence behind the status, in short sentences",
-    )
-
-
-class BestPhone(BaseModel):
-    number: str
-    status: str
-    ivrPath: str | None = None
-
-
-class ContactOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    userId: str
-    jobId: str
-    clientId: str
-    firstName: str | None
-    lastName: str | None
-    phone: str | None
-    companyAccount: str | None
-    phones: list[PhoneEntry]
-    bestPhone: BestPhone | None
-    leadStatus: str = Field(
-        description="P1, P2, P3, Needs Attention, No Numbers Found, Uncontacted"
-    )
-    rejectedReason: str | None = Field(
-        default=None, description="Extension: why enrichment rejected the contact"
-    )
-    unmappedFields: dict[str, Any]
-    createdAt: str
-    updatedAt: str
-
-
-class JobsData(BaseModel):
-    jobs: list[JobOut]
-    pagination: Pagination
-
-
-class JobsResponse(BaseModel):
-    data: JobsData
-
-
-class JobResponse(BaseModel):
-    data: JobOut
-
-
-class ContactsData(BaseModel):
-    contacts: list[ContactOut]
-    pagination: Pagination
-
-
-class ContactsResponse(BaseModel):
-    data: ContactsData

@@ -1,20 +1,176 @@
-"""Job use cases: reading jobs and their contacts, and scheduling their processing."""
+"""Job use cases: creating a job with its contacts, charge and processing message; scoring a
+finished job again; reading jobs and their contacts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.accounts.schemas import Principal
+from dialscore.accounts import service as accounts
+from dialscore.accounts.schemas import EffectivePlan, Principal
+from dialscore.identity.keys import person_from_fields, record_keys
 from dialscore.jobs import repository as repo
-from dialscore.kit.clock import require_uuid
-from dialscore.kit.errors import NotFound
+from dialscore.jobs.schemas import TERMINAL_STATES, Kind, NewContact, OpenedJob
+from dialscore.kit.clock import new_id, require_uuid
+from dialscore.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
-from dialscore.worker import outbox
+from dialscore.outbox import messages as outbox
+from dialscore.scoring.engine import unscored
+from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 
 PROCESS_JOB = "process_job"
+
+_FEATURES: dict[tuple[Kind, str], tuple[str, str]] = {
+    ("scoring", "lightning"): ("lightning_scoring", "lightning scoring"),
+    ("scoring", "core"): ("core_scoring", "core scoring"),
+    ("enrichment", "lightning"): ("enrichment_with_lightning", "enrichment with lightning"),
+    ("enrichment", "core"): ("enrichment_with_core", "enrichment with core"),
+}
+
+
+def require_feature(plan: EffectivePlan, kind: Kind, scoring_type: str) -> None:
+    """403 unless the plan includes the feature a job of this kind and scoring type needs."""
+    attribute, label = _FEATURES[(kind, scoring_type)]
+    if not getattr(plan, attribute):
+        raise Forbidden(f"the '{plan.name}' plan does not include {label}")
+
+
+def _contact_row(job: Job, ordinal: int, contact: NewContact, now: datetime) -> dict[str, Any]:
+    fields = contact.fields
+    keys = record_keys(person_from_fields(fields))
+    score = unscored(contact.phones)
+    return {
+        "id": new_id(),
+        "job_id": job.id,
+        "client_id": job.client_id,
+        "user_id": job.user_id,
+        "ordinal": ordinal,
+        "state": "pending",
+        "first_name": fields.get("firstName"),
+        "last_name": fields.get("lastName"),
+        "email": fields.get("email"),
+        "company_account": fields.get("companyAccount"),
+        "linkedin_url": fields.get("linkedInUrl"),
+        "last_name_key": keys.last_name,
+        "email_key": keys.email,
+        "linkedin_key": keys.linkedin,
+        "company_key": keys.company,
+        "first_initial": keys.initial,
+        "fields": fields,
+        "unmapped_fields": contact.unmapped,
+        "phones": score.phones,
+        "lead_status": score.lead_status,
+        "best_phone": None,
+        "callback_url": contact.callback_url,
+        "enrichment_contact_id": contact.enrichment_contact_id,
+        "enriched_types": contact.enriched_types,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+async def create_job(
+    session: AsyncSession,
+    *,
+    principal: Principal,
+    kind: Kind,
+    job_type: str,
+    scoring_type: str,
+    name: str | None,
+    total: int,
+    contacts: Sequence[NewContact],
+    now: datetime,
+    reason: str,
+    source: str = "api",
+) -> OpenedJob:
+    """Charges the contacts (D9: scoring per valid distinct phone, enrichment per contact)
+    and creates their job, its contacts and the message that starts processing, in the
+    caller's transaction; no job when there are no contacts (P1)."""
+    plan = principal.plan
+    if kind == "scoring":
+        units = sum(c.billable_phones for c in contacts)
+        cost = plan.cost_per_phone * units
+    else:
+        units = len(contacts)
+        cost = plan.cost_per_contact * units
+    if not contacts:
+        remaining = await accounts.current_balance(session, principal.client_id)
+        return OpenedJob(None, Decimal(0), remaining, units, 0)
+    job = Job(
+        id=new_id(),
+        client_id=principal.client_id,
+        user_id=principal.user_id,
+        job_type=job_type,
+        scoring_type=scoring_type,
+        name=name or f"{job_type} {now.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+        source=source,
+        status="Init",
+        total_count=total,
+        accepted_count=len(contacts),
+        processed_count=0,
+        enrichment_rejected_count=0,
+        created_at=now,
+        updated_at=now,
+    )
+    remaining = await accounts.charge(
+        session,
+        client_id=principal.client_id,
+        user_id=principal.user_id,
+        amount=cost,
+        reason=reason,
+        job_id=job.id,
+    )
+    repo.add_job(session, job)
+    await session.flush()
+    await repo.insert_contacts(
+        session, [_contact_row(job, i, c, now) for i, c in enumerate(contacts, start=1)]
+    )
+    outbox.enqueue(session, PROCESS_JOB, {"job_id": job.id})
+    return OpenedJob(job.id, cost, remaining, units, len(contacts))
+
+
+async def rescore(
+    session: AsyncSession, *, principal: Principal, job_id: str, now: datetime, name: str | None
+) -> OpenedJob:
+    """A ``rescoring`` job scoring the scored contacts of a finished job again, with the
+    evidence known now, and the numbers enrichment found the first time; charged like a
+    scoring submission of the same numbers."""
+    finished = await job_of(session, principal, job_id)
+    if finished.status not in TERMINAL_STATES:
+        raise Conflict("the job is still being processed: rescore it once it has finished")
+    require_feature(principal.plan, "scoring", finished.scoring_type)
+    scored = await repo.scored_contacts(session, finished.id)
+    if not scored:
+        raise BadRequest("the job has no scored contacts to rescore")
+    contacts = [
+        NewContact(
+            fields=dict(c.fields),
+            unmapped=c.unmapped_fields,
+            phones=parse_contact_phones(
+                dict(c.fields), enriched_numbers(c.phones, c.enriched_types)
+            ),
+            enrichment_contact_id=c.enrichment_contact_id,
+            enriched_types=c.enriched_types,
+        )
+        for c in scored
+    ]
+    return await create_job(
+        session,
+        principal=principal,
+        kind="scoring",
+        job_type="rescoring",
+        scoring_type=finished.scoring_type,
+        name=name,
+        total=len(contacts),
+        contacts=contacts,
+        now=now,
+        reason=f"rescoring of job {finished.id}",
+    )
 
 
 async def job_of(session: AsyncSession, principal: Principal, job_id: str) -> Job:
@@ -45,7 +201,3 @@ async def job_contacts(
         session, job_id=job.id, offset=page.offset, limit=page.limit
     )
     return contacts, job.accepted_count
-
-
-def schedule_processing(session: AsyncSession, job_id: str) -> None:
-    outbox.enqueue(session, PROCESS_JOB, {"job_id": job_id})
