@@ -38,6 +38,7 @@ from dialscore.enrichment.directory import import_directory
 from dialscore.enrichment.sources import DirectorySource, HistorySource
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.jobs import processing as jobs
+from dialscore.jobs.service import PROCESS_JOB
 from dialscore.kit.clock import utcnow
 from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.db import Database
@@ -125,19 +126,21 @@ async def run_jobs(args: argparse.Namespace, url: str, people: People) -> None:
         for run in range(args.runs + 1):  # the first warms up
             contacts = job_contacts(rng, people, args.rows, 10 if run == 0 else args.contacts)
             async with db.unit_of_work() as session:
-                response, _ = await submissions.submit(
+                submission = await submissions.submit(
                     session,
                     principal=principal,
                     kind="enrichment",
-                    body={"contacts": contacts},
+                    contacts=contacts,
+                    scoring_type="lightning",
+                    name=None,
                     now=utcnow(),
                 )
-            job_id = response["data"]["jobId"]
-            accepted = response["data"]["acceptedRecordCount"]
+            job_id = submission.opened.job_id
+            accepted = submission.accepted
             async with db.read() as session:
                 rows = await session.execute(
                     select(OutboxMessage.id, OutboxMessage.payload).where(
-                        OutboxMessage.actor == jobs.PROCESS_JOB
+                        OutboxMessage.actor == PROCESS_JOB
                     )
                 )
                 outbox_id = next(i for i, p in rows if p.get("job_id") == job_id)

@@ -50,6 +50,7 @@ from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
 from dialscore.config import Settings
 from dialscore.jobs import processing as jobs
+from dialscore.jobs.service import PROCESS_JOB
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
@@ -87,7 +88,7 @@ TIMED_MODULES = (
     "dialscore.calls.repository",
     "dialscore.jobs.repository",
     "dialscore.webhooks.service",
-    "dialscore.worker.outbox",
+    "dialscore.outbox.messages",
 )
 
 
@@ -320,23 +321,26 @@ async def create_principal(db: Database) -> Principal:
 
 
 async def submit(db: Database, principal: Principal, contacts: Sequence[SimContact]) -> str:
-    body = {"contacts": [c.fields for c in contacts]}
     async with db.unit_of_work() as session:
-        response, _ = await submissions.submit(
-            session, principal=principal, kind="scoring", body=body, now=utcnow()
+        submission = await submissions.submit(
+            session,
+            principal=principal,
+            kind="scoring",
+            contacts=[c.fields for c in contacts],
+            scoring_type="lightning",
+            name=None,
+            now=utcnow(),
         )
-    data = response["data"]
-    if data["acceptedRecordCount"] != len(contacts):
-        raise RuntimeError(f"only {data['acceptedRecordCount']} of {len(contacts)} accepted")
-    job_id: str = data["jobId"]
-    return job_id
+    if submission.accepted != len(contacts) or submission.opened.job_id is None:
+        raise RuntimeError(f"only {submission.accepted} of {len(contacts)} accepted")
+    return submission.opened.job_id
 
 
 async def process(db: Database, job_id: str, settings: jobs.ProcessingSettings) -> None:
     async with db.read() as session:
         rows = await session.execute(
             select(OutboxMessage.id, OutboxMessage.payload).where(
-                OutboxMessage.actor == jobs.PROCESS_JOB
+                OutboxMessage.actor == PROCESS_JOB
             )
         )
         outbox_id = next(i for i, payload in rows if payload.get("job_id") == job_id)

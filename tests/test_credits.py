@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select, update
 
+from dialscore import idempotency
 from dialscore.accounts import service as accounts
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
@@ -247,6 +248,19 @@ async def test_same_key_replays_on_both_endpoints(
     assert len(await job_ids(api, tenant)) == 1
 
 
+async def test_key_of_a_scoring_is_not_replayed_as_an_enrichment(
+    db: Database, api: httpx.AsyncClient, tenant: Tenant
+) -> None:
+    body = {"contacts": [contact(companyAccount="Acme")]}
+    scored = await post(api, tenant, body, key="shared", kind="score")
+    assert scored.status_code == 200, scored.text
+    enriched = await post(api, tenant, body, key="shared", kind="enrich")
+    assert enriched.status_code == 409, enriched.text
+    assert "Idempotency-Key" in enriched.json()["error"]
+    assert await job_ids(api, tenant) == [scored.json()["data"]["jobId"]]
+    assert await ledger_rows(db, tenant.client_id) == 2
+
+
 async def test_same_key_with_other_body_answers_409(
     db: Database, api: httpx.AsyncClient, tenant: Tenant
 ) -> None:
@@ -351,19 +365,25 @@ async def test_service_honours_given_idempotency_ttl(db: Database, tenant: Tenan
         )
     body = {"contacts": [contact()]}
     start = utcnow()
-    ttl = timedelta(minutes=5)
+    fingerprint = idempotency.request_hash(body, "contacts/score")
+    once = idempotency.Once(principal.user_id, "ttl", fingerprint, timedelta(minutes=5))
     outcomes = []
     for at in (start, start + timedelta(minutes=4), start + timedelta(minutes=6)):
-        async with db.unit_of_work() as session:
-            response, replayed = await submissions.submit(
+
+        async def answer(at: datetime = at) -> dict[str, Any]:
+            submission = await submissions.submit(
                 session,
                 principal=principal,
                 kind="scoring",
-                body=body,
+                contacts=body["contacts"],
+                scoring_type="lightning",
+                name=None,
                 now=at,
-                idempotency_key="ttl",
-                idempotency_ttl=ttl,
             )
+            return {"data": {"jobId": submission.opened.job_id}}
+
+        async with db.write() as session:
+            response, replayed = await idempotency.answer_once(session, once, now=at, answer=answer)
         outcomes.append((response["data"]["jobId"], replayed))
     (first_job, first_replayed), (second_job, second_replayed), (third_job, third_replayed) = (
         outcomes

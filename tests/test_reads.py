@@ -95,18 +95,18 @@ async def service_job(
 ) -> str:
     """A job submitted through the use case directly, as the dashboard does."""
     principal = await principal_of(db, tenant)
-    body: dict[str, Any] = {"contacts": contacts or [contact()]}
     async with db.unit_of_work() as session:
-        response, replayed = await submissions.submit(
+        submission = await submissions.submit(
             session,
             principal=principal,
             kind="scoring",
-            body=body,
+            contacts=contacts or [contact()],
+            scoring_type="lightning",
+            name=None,
             now=now or utcnow(),
             source=source,
         )
-    assert not replayed
-    job_id: str = response["data"]["jobId"]
+    job_id = submission.opened.job_id
     assert job_id
     return job_id
 

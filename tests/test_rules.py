@@ -6,22 +6,23 @@ from typing import Any
 
 import pytest
 
-from dialscore.submissions.rules import Kind, PreparedContact, Rejected, prepare
+from dialscore.jobs.schemas import Kind, NewContact
+from dialscore.submissions.rules import Rejected, prepare
 
 US = "+14155552671"
 US2 = "+14155552672"
 UK_MOBILE = "+447400123456"
 
 
-def one(kind: Kind, contact: Any) -> PreparedContact | Rejected:
+def one(kind: Kind, contact: Any) -> NewContact | Rejected:
     results = prepare(kind, [contact])
     assert len(results) == 1
     return results[0]
 
 
-def accepted(kind: Kind, contact: Any) -> PreparedContact:
+def accepted(kind: Kind, contact: Any) -> NewContact:
     result = one(kind, contact)
-    assert isinstance(result, PreparedContact), result
+    assert isinstance(result, NewContact), result
     return result
 
 
@@ -103,10 +104,10 @@ def test_results_keep_the_submitted_order() -> None:
     results = prepare(
         "scoring", [person(first="A"), {"firstName": "B"}, person(first="C", phone=US2)]
     )
-    assert [type(r) for r in results] == [PreparedContact, Rejected, PreparedContact]
+    assert [type(r) for r in results] == [NewContact, Rejected, NewContact]
     first, _, third = results
-    assert isinstance(first, PreparedContact)
-    assert isinstance(third, PreparedContact)
+    assert isinstance(first, NewContact)
+    assert isinstance(third, NewContact)
     assert (first.fields["firstName"], third.fields["firstName"]) == ("A", "C")
 
 
@@ -122,10 +123,8 @@ def test_a_contact_that_is_not_an_object_is_rejected() -> None:
 DUPLICATE = "duplicate of an earlier contact in this request"
 
 
-def kinds(results: list[PreparedContact | Rejected]) -> list[str]:
-    return [
-        "ok" if isinstance(r, PreparedContact) else str(r.record["rejectedReason"]) for r in results
-    ]
+def kinds(results: list[NewContact | Rejected]) -> list[str]:
+    return ["ok" if isinstance(r, NewContact) else str(r.record["rejectedReason"]) for r in results]
 
 
 def test_duplicate_by_names_ignoring_case_and_spaces_and_phone_format() -> None:

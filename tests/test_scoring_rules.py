@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import String
 
+from dialscore.jobs.schemas import NewContact
 from dialscore.models import ContactNumber
 from dialscore.scoring.engine import (
     HALF_LIFE_DAYS,
@@ -41,8 +42,7 @@ from dialscore.scoring.numbers import (
     parse_phone,
 )
 from dialscore.scoring.service import company_key, person_key
-from dialscore.submissions.rules import PreparedContact, prepare
-from dialscore.submissions.schemas import MAX_FIELD_LENGTH
+from dialscore.submissions.rules import MAX_FIELD_LENGTH, prepare
 from tests.support import PHONE_STATUSES
 
 DAY = 86_400.0
@@ -860,7 +860,9 @@ def test_phone_entries_carry_reasons_and_ivr_path() -> None:
         ({"companyAccount": "Acme-Co"}, "name:acme"),
         ({"companyAccount": "Müller AG"}, "name:muller"),
         ({"companyAccount": "Société Générale"}, "name:societe generale"),
-        ({"companyAccount": "Widgets & Sons Pty Ltd"}, "name:widgets sons"),
+        ({"companyAccount": "Widgets & Sons Pty Ltd"}, "name:widgets and sons"),
+        ({"companyAccount": "The Acme Company"}, "name:acme"),
+        ({"companyAccount": "Acme.com, Inc."}, "name:acme"),
         # A name that is only a suffix keeps its last word.
         ({"companyAccount": "Company Inc"}, "name:company"),
         ({"companyAccount": "Inc."}, "name:inc"),
@@ -879,6 +881,12 @@ def test_phone_entries_carry_reasons_and_ivr_path() -> None:
         ({"email": "ann@GMail.com"}, None),
         ({"email": "ann@hotmail.com", "website": "localhost"}, None),
         ({"website": "www.gmail.com"}, None),
+        # Nor does a host of many companies' pages; a company page names the company.
+        ({"website": "https://acme.wordpress.com", "email": "ann@acme.com"}, "domain:acme.com"),
+        ({"website": "https://www.linkedin.com/company/acme-inc"}, "page:acme-inc"),
+        ({"companyLinkedInUrl": "linkedin.com/company/1035", "email": "a@gmail.com"}, "page:1035"),
+        # The version 1 form's company fields.
+        ({"companyInfo": {"companyAccount": "Acme Inc."}}, "name:acme"),
         ({}, None),
         ({"companyAccount": "!!!"}, None),
     ],
@@ -909,7 +917,8 @@ def test_company_key_drops_dotted_legal_suffixes(dotted: str, plain: str) -> Non
     [
         ({"firstName": "Ann", "lastName": "Lee"}, "ann lee"),
         ({"firstName": " ANN ", "lastName": "lee "}, "ann lee"),
-        ({"firstName": "Zoë", "lastName": "O'Brien"}, "zoe o brien"),
+        ({"firstName": "Zoë", "lastName": "O'Brien"}, "zoe obrien"),
+        ({"firstName": "Dr. Seán", "lastName": "Ørsted Jr."}, "sean orsted"),
         ({"firstName": "Mary-Ann", "lastName": "Smith"}, "mary ann smith"),
         ({"firstName": "Ann"}, "ann"),
         ({"lastName": "Lee"}, "lee"),
@@ -964,5 +973,5 @@ def test_submissions_accept_fields_longer_than_the_key_columns() -> None:
         "scoring",
         [{"firstName": long_text, "lastName": long_text, "companyAccount": long_text, "phone": US}],
     )
-    assert isinstance(prepared, PreparedContact)
+    assert isinstance(prepared, NewContact)
     assert prepared.fields["companyAccount"] == long_text

@@ -3,124 +3,111 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Header, Request
-from fastapi.responses import JSONResponse
-from sqlalchemy.exc import IntegrityError
+from fastapi import APIRouter, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore import idempotency
 from dialscore.accounts.dependencies import CurrentPrincipal
+from dialscore.accounts.schemas import Principal
+from dialscore.idempotency import IdempotencyKey, Once
+from dialscore.jobs.schemas import EnrichmentResponse, Kind, ScoringResponse, present_accepted
 from dialscore.kit.clock import utcnow
-from dialscore.kit.deps import StateDep, WriteSession
-from dialscore.kit.errors import ERROR_RESPONSES, ErrorBody
-from dialscore.kit.http import read_json_body
+from dialscore.kit.deps import AppState, StateDep, WriteSession
+from dialscore.kit.http import StrictJsonRoute
+from dialscore.kit.openapi import api_responses
 from dialscore.submissions import service
-from dialscore.submissions.rules import Kind
-from dialscore.submissions.schemas import EnrichmentResponse, ScoringResponse, SubmissionRequest
+from dialscore.submissions.schemas import SubmissionRequest
 
-router = APIRouter(prefix="/contacts", tags=["contacts"])
+router = APIRouter(prefix="/contacts", tags=["contacts"], route_class=StrictJsonRoute)
 
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    **ERROR_RESPONSES,
-    402: {"model": ErrorBody, "description": "The balance does not cover the charge"},
-    409: {"model": ErrorBody, "description": "Idempotency-Key reused with another request"},
-    413: {"model": ErrorBody, "description": "Body larger than 10 MiB"},
-}
-_BODY_DOC = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/SubmissionRequest"}}
-        },
-    }
-}
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        description="Repeat the same request with the same key within 24 hours "
-        "to get the first response back without creating anything",
-    ),
-]
+_RESPONSES = api_responses(
+    400, 402, 409, 413, e409="The Idempotency-Key was used with another request"
+)
 
 
 async def _submit(
     kind: Kind,
+    body: SubmissionRequest,
     request: Request,
-    principal: CurrentPrincipal,
-    session: WriteSession,
-    state: StateDep,
-    idempotency_key: str | None,
-) -> JSONResponse:
-    settings = state.settings
-    body = await read_json_body(request, settings.max_body_bytes)
+    response: Response,
+    principal: Principal,
+    session: AsyncSession,
+    state: AppState,
+    key: str | None,
+) -> dict[str, Any]:
     now = utcnow()
-    ttl = timedelta(hours=settings.idempotency_ttl_hours)
-    try:
-        response, replayed = await service.submit(
+    once = None
+    if key is not None:
+        ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
+        # Scoped to the operation: a key first used to score never replays as an enrichment.
+        scope = "contacts/score" if kind == "scoring" else "contacts/enrich"
+        fingerprint = idempotency.request_hash(await request.json(), scope)
+        once = Once(principal.user_id, key, fingerprint, ttl)
+
+    async def answer() -> dict[str, Any]:
+        submission = await service.submit(
             session,
             principal=principal,
             kind=kind,
-            body=body,
+            contacts=body.contacts,
+            scoring_type=body.scoringType or "lightning",
+            name=body.name,
             now=now,
-            idempotency_key=idempotency_key,
-            idempotency_ttl=ttl,
         )
-        await session.commit()
-    except IntegrityError:
-        # A concurrent request with the same Idempotency-Key committed first.
-        await session.rollback()
-        if idempotency_key is None:
-            raise
-        stored = await service.replay(
-            session,
-            principal=principal,
-            key=idempotency_key,
-            body_hash=service.request_hash(body),
-            now=now,
-            ttl=ttl,
+        return present_accepted(
+            kind,
+            principal.plan,
+            submission.opened,
+            total=submission.total,
+            accepted=submission.accepted,
+            rejected=submission.rejected,
         )
-        if stored is None:
-            raise
-        response, replayed = stored, True
-    if not replayed and response["data"]["jobId"] is not None:
-        state.wake("relay")
-    headers = {"Idempotent-Replayed": "true"} if replayed else None
-    return JSONResponse(response, headers=headers)
+
+    answered, replayed = await idempotency.answer_once(session, once, now=now, answer=answer)
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    elif answered["data"]["jobId"] is not None:
+        state.wakers.wake("relay")
+    return answered
 
 
 @router.post(
     "/score",
     response_model=ScoringResponse,
     responses=_RESPONSES,
-    openapi_extra=_BODY_DOC,
     summary="Submit up to 1000 contacts for scoring",
 )
 async def score_contacts(
+    body: SubmissionRequest,
     request: Request,
+    response: Response,
     principal: CurrentPrincipal,
     session: WriteSession,
     state: StateDep,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
-    return await _submit("scoring", request, principal, session, state, idempotency_key)
+) -> dict[str, Any]:
+    return await _submit(
+        "scoring", body, request, response, principal, session, state, idempotency_key
+    )
 
 
 @router.post(
     "/enrich",
     response_model=EnrichmentResponse,
     responses=_RESPONSES,
-    openapi_extra=_BODY_DOC,
     summary="Submit up to 1000 contacts for enrichment",
 )
 async def enrich_contacts(
+    body: SubmissionRequest,
     request: Request,
+    response: Response,
     principal: CurrentPrincipal,
     session: WriteSession,
     state: StateDep,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
-    return await _submit("enrichment", request, principal, session, state, idempotency_key)
-
-
-DOCUMENTED_MODELS = [SubmissionRequest]
+) -> dict[str, Any]:
+    return await _submit(
+        "enrichment", body, request, response, principal, session, state, idempotency_key
+    )

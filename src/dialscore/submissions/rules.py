@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, Kind, NewContact
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
-from dialscore.submissions.schemas import CONTACT_INPUT_FIELDS, KNOWN_FIELDS, MAX_FIELD_LENGTH
 
-Kind = Literal["scoring", "enrichment"]
+KNOWN_FIELDS = frozenset(CONTACT_INPUT_FIELDS)
+MAX_FIELD_LENGTH = 1000
 
 FIRST_NAME_REQUIRED = "firstName is required"
 LAST_NAME_REQUIRED = "lastName is required"
@@ -17,18 +18,6 @@ DUPLICATE = "duplicate of an earlier contact in this request"
 COMPANY_REQUIRED = "companyAccount, linkedInUrl or companyLinkedInUrl is required"
 IDENTITY_REQUIRED = "a name, linkedInUrl or email is required"
 NOT_AN_OBJECT = "each contact must be a JSON object"
-
-
-@dataclass(frozen=True)
-class PreparedContact:
-    fields: dict[str, str]
-    unmapped: dict[str, Any]
-    phones: list[ParsedPhone]
-
-    @property
-    def billable_phones(self) -> int:
-        """Valid, distinct numbers: what a scoring submission charges for."""
-        return len({p.e164 for p in self.phones if p.e164 is not None})
 
 
 @dataclass(frozen=True)
@@ -113,10 +102,10 @@ def _reason(kind: Kind, fields: dict[str, str], phones: list[ParsedPhone]) -> st
     return None
 
 
-def prepare(kind: Kind, contacts: list[Any]) -> list[PreparedContact | Rejected]:
+def prepare(kind: Kind, contacts: list[Any]) -> list[NewContact | Rejected]:
     """Each submitted contact, in order, either prepared for a job or rejected with a reason."""
     seen: set[tuple[Any, ...]] = set()
-    results: list[PreparedContact | Rejected] = []
+    results: list[NewContact | Rejected] = []
     for raw in contacts:
         if not isinstance(raw, dict):
             results.append(Rejected({"input": raw, "rejectedReason": NOT_AN_OBJECT}))
@@ -132,5 +121,5 @@ def prepare(kind: Kind, contacts: list[Any]) -> list[PreparedContact | Rejected]
         if reason is not None:
             results.append(Rejected({**raw, "rejectedReason": reason}))
         else:
-            results.append(PreparedContact(fields, unmapped, phones))
+            results.append(NewContact(fields, unmapped, phones))
     return results
