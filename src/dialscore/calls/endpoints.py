@@ -5,91 +5,69 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
-from fastapi.responses import JSONResponse
-from sqlalchemy.exc import IntegrityError
+from fastapi import APIRouter, Query, Request, Response
 
+from dialscore import idempotency
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.calls import service
 from dialscore.calls.schemas import CallsListResponse, CallsRequest, CallsResponse, present_call
+from dialscore.idempotency import IdempotencyKey, Once
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
-from dialscore.kit.envelope import data
-from dialscore.kit.errors import ERROR_RESPONSES, ErrorBody
-from dialscore.kit.http import read_json_body
-from dialscore.kit.pagination import MAX_PAGE, PageRequest
+from dialscore.kit.http import StrictJsonRoute
+from dialscore.kit.openapi import api_responses
+from dialscore.kit.pagination import LimitQuery, PageQuery, PageRequest
 
-router = APIRouter(prefix="/calls", tags=["calls"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix="/calls", tags=["calls"], route_class=StrictJsonRoute)
 
-_POST_RESPONSES: dict[int | str, dict[str, Any]] = {
-    409: {"model": ErrorBody, "description": "Idempotency-Key reused with another request"},
-    413: {"model": ErrorBody, "description": "Body larger than 10 MiB"},
-}
-_BODY_DOC = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CallsRequest"}}},
-    }
-}
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        description="Repeat the same report with the same key within 24 hours "
-        "to get the first response back without storing the calls again",
-    ),
-]
-# The upper bound keeps the row offset within a 64-bit integer on both databases.
-PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE, description="Page number, from 1")]
-LimitQuery = Annotated[int, Query(ge=1, le=1000, description="Items per page, 1 to 1000")]
+# A key first used for a submission never replays here.
+IDEMPOTENCY_SCOPE = "calls"
 
 
 @router.post(
     "",
     response_model=CallsResponse,
-    responses=_POST_RESPONSES,
-    openapi_extra=_BODY_DOC,
+    responses=api_responses(
+        400, 409, 413, e409="The Idempotency-Key was used with another request"
+    ),
     summary="Report the outcomes of up to 1000 calls",
 )
 async def report_calls(
+    body: CallsRequest,
     request: Request,
+    response: Response,
     principal: CurrentPrincipal,
     session: WriteSession,
     state: StateDep,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
-    settings = state.settings
-    body = await read_json_body(request, settings.max_body_bytes)
+) -> dict[str, Any]:
     now = utcnow()
-    ttl = timedelta(hours=settings.idempotency_ttl_hours)
-    try:
-        response, replayed = await service.record_calls(
-            session,
-            principal=principal,
-            body=body,
-            now=now,
-            idempotency_key=idempotency_key,
-            idempotency_ttl=ttl,
-        )
-        await session.commit()
-    except IntegrityError:
-        # A concurrent request with the same Idempotency-Key committed first.
-        await session.rollback()
-        if idempotency_key is None:
-            raise
-        stored = await service.replay(
-            session, principal=principal, key=idempotency_key, body=body, now=now, ttl=ttl
-        )
-        if stored is None:
-            raise
-        response, replayed = stored, True
-    headers = {"Idempotent-Replayed": "true"} if replayed else None
-    return JSONResponse(response, headers=headers)
+    once = None
+    if idempotency_key is not None:
+        fingerprint = idempotency.request_hash(await request.json(), IDEMPOTENCY_SCOPE)
+        ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
+        once = Once(principal.user_id, idempotency_key, fingerprint, ttl)
+
+    async def answer() -> dict[str, Any]:
+        report = await service.record_calls(session, principal=principal, calls=body.calls, now=now)
+        rejected = report.rejected
+        return {
+            "data": {"totalRecordCount": report.total, "acceptedRecordCount": report.accepted},
+            "error": {"rejectedRecordCount": len(rejected), "records": rejected}
+            if rejected
+            else None,
+        }
+
+    answered, replayed = await idempotency.answer_once(session, once, now=now, answer=answer)
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return answered
 
 
 @router.get(
     "",
     response_model=CallsListResponse,
+    responses=api_responses(400),
     summary="List the calls the client reported to one number, newest first",
 )
 async def list_calls(
@@ -108,7 +86,5 @@ async def list_calls(
     calls, total = await service.list_calls(
         session, principal, number=number, country=country, page=request
     )
-    return data({"calls": [present_call(c) for c in calls], "pagination": request.describe(total)})
-
-
-DOCUMENTED_MODELS = [CallsRequest]
+    listed = {"calls": [present_call(c) for c in calls], "pagination": request.describe(total)}
+    return {"data": listed}

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts.schemas import Principal
 from dialscore.calls import repository as repo
-from dialscore.calls.schemas import (
-    EARLIEST_CALL,
-    FUTURE_TOLERANCE,
-    MAX_CALLS,
-    MAX_IVR_PATH_LENGTH,
-)
+from dialscore.calls.schemas import EARLIEST_CALL, FUTURE_TOLERANCE, MAX_IVR_PATH_LENGTH
 from dialscore.kit.clock import canonical_uuid
 from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import CallOutcome
 from dialscore.phones import analyse, country_or_default
 from dialscore.scoring.evidence import OUTCOMES
-from dialscore.submissions import repository as idempotency_repo
-from dialscore.submissions import service as submissions
-from dialscore.submissions.service import MAX_IDEMPOTENCY_KEY_LENGTH
 
 NOT_AN_OBJECT = "each call must be a JSON object"
 NUMBER_REQUIRED = "number is required"
@@ -57,22 +49,6 @@ class _Rejection(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def parse_request(body: Any) -> list[Any]:
-    """The ``calls`` array; 400 for anything a client must fix before resending."""
-    if not isinstance(body, dict):
-        raise BadRequest("request body must be a JSON object with a 'calls' array")
-    calls = body.get("calls")
-    if calls is None:
-        raise BadRequest("'calls' is required")
-    if not isinstance(calls, list):
-        raise BadRequest("'calls' must be an array")
-    if not calls:
-        raise BadRequest("'calls' must not be empty")
-    if len(calls) > MAX_CALLS:
-        raise BadRequest(f"'calls' has {len(calls)} elements; at most {MAX_CALLS} allowed")
-    return calls
 
 
 def _texts(raw: dict[str, Any]) -> dict[str, str]:
@@ -163,54 +139,20 @@ def _rejected_record(raw: Any, reason: str) -> dict[str, Any]:
     return {"input": raw, "rejectedReason": reason}
 
 
-def _request_hash(body: Any) -> str:
-    # Scoped to this endpoint, so a key first used for a submission never replays here.
-    return submissions.request_hash({"endpoint": "calls", "body": body})
+@dataclass(frozen=True)
+class CallReport:
+    """What a report did: how many calls came, how many were stored, and each rejected call
+    as it was sent, with its reason."""
 
-
-async def replay(
-    session: AsyncSession,
-    *,
-    principal: Principal,
-    key: str,
-    body: Any,
-    now: datetime,
-    ttl: timedelta,
-) -> dict[str, Any] | None:
-    """The stored response of an earlier report with this Idempotency-Key, if still valid."""
-    return await submissions.replay(
-        session, principal=principal, key=key, body_hash=_request_hash(body), now=now, ttl=ttl
-    )
+    total: int
+    accepted: int
+    rejected: list[dict[str, Any]]
 
 
 async def record_calls(
-    session: AsyncSession,
-    *,
-    principal: Principal,
-    body: Any,
-    now: datetime,
-    idempotency_key: str | None = None,
-    idempotency_ttl: timedelta = timedelta(hours=24),
-) -> tuple[dict[str, Any], bool]:
-    """Stores the valid calls of a report for the principal's client; the response body and
-    whether it replays an earlier one."""
-    calls = parse_request(body)
-    if idempotency_key is not None:
-        if not idempotency_key.strip() or len(idempotency_key) > MAX_IDEMPOTENCY_KEY_LENGTH:
-            raise BadRequest(
-                f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters"
-            )
-        stored = await replay(
-            session,
-            principal=principal,
-            key=idempotency_key,
-            body=body,
-            now=now,
-            ttl=idempotency_ttl,
-        )
-        if stored is not None:
-            return stored, True
-
+    session: AsyncSession, *, principal: Principal, calls: Sequence[Any], now: datetime
+) -> CallReport:
+    """Stores the valid calls of a report for the principal's client."""
     results = [prepare_call(raw, now) for raw in calls]
     named = {r.contact_id for r in results if isinstance(r, PreparedCall) and r.contact_id}
     ours = await repo.contacts_of_client(session, principal.client_id, named) if named else set()
@@ -239,23 +181,7 @@ async def record_calls(
             }
         )
     await repo.insert_outcomes(session, rows)
-
-    response: dict[str, Any] = {
-        "data": {"totalRecordCount": len(calls), "acceptedRecordCount": len(rows)},
-        "error": (
-            {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None
-        ),
-    }
-    if idempotency_key is not None:
-        idempotency_repo.save_idempotent(
-            session,
-            user_id=principal.user_id,
-            key=idempotency_key,
-            request_hash=_request_hash(body),
-            response=response,
-            now=now,
-        )
-    return response, False
+    return CallReport(len(calls), len(rows), rejected)
 
 
 def parse_query_number(text: str, country: str | None) -> str:
