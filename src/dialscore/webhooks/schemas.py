@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
 
 from dialscore.kit.clock import isoformat
+from dialscore.kit.pagination import Pagination
 from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 CONTACT_SCORED = "job.contact.scored"
@@ -83,17 +85,38 @@ def delivery_body(delivery: WebhookDelivery) -> bytes:
     return envelope_bytes(delivery)
 
 
-# -- documented models ----------------------------------------------------------------------------
+# -- models ----------------------------------------------------------------------------
+
+
+EventType = Literal["job.contact.scored", "job.completed"]
+EventTypes = Annotated[list[EventType], Field(min_length=1)]
 
 
 class SubscriptionCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
-    url: str = Field(description="https URL of a public host")
-    eventTypes: list[str] | None = Field(
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    url: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)] = (
+        Field(description="https URL of a public host (D24)")
+    )
+    eventTypes: EventTypes | None = Field(
         default=None, description="job.contact.scored and/or job.completed (or send 'events')"
     )
-    events: list[str] | None = Field(default=None, description="Same as eventTypes")
-    status: str = Field(default="active", description="active or inactive")
+    events: EventTypes | None = Field(default=None, description="Same as eventTypes (D20)")
+    status: Literal["active", "inactive"] = "active"
+
+    @model_validator(mode="after")
+    def _names_events(self) -> SubscriptionCreate:
+        if self.eventTypes is None and self.events is None:
+            raise PydanticCustomError(
+                "events_missing",
+                "eventTypes is required: a list of job.contact.scored, job.completed",
+            )
+        return self
+
+    @property
+    def event_types(self) -> list[str]:
+        """The events asked for, each once, in the order given."""
+        given = self.eventTypes if self.eventTypes is not None else self.events
+        return list(dict.fromkeys(given or ()))
 
 
 class SubscriptionOut(BaseModel):
@@ -149,3 +172,12 @@ class DeliveryOut(BaseModel):
 
 class DeliveryResponse(BaseModel):
     data: DeliveryOut
+
+
+class DeliveriesPage(BaseModel):
+    deliveries: list[DeliveryOut]
+    pagination: Pagination
+
+
+class DeliveriesResponse(BaseModel):
+    data: DeliveriesPage

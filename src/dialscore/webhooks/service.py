@@ -19,13 +19,11 @@ from dialscore.webhooks import repository as repo
 from dialscore.webhooks.schemas import (
     CALLBACK,
     CALLBACK_EVENT,
-    EVENT_TYPES,
-    STATUSES,
     TEST_EVENT,
     WEBHOOK,
+    SubscriptionCreate,
 )
 
-MAX_NAME = 200
 MAX_URL = 2048
 SECRET_PURPOSE = "webhook-secret"
 
@@ -34,60 +32,29 @@ def secret_box(server_secret: str) -> SecretBox:
     return SecretBox(server_secret, purpose=SECRET_PURPOSE)
 
 
-def _event_types(body: dict[str, Any]) -> list[str]:
-    given = body.get("eventTypes", body.get("events"))
-    if given is None:
-        raise BadRequest("eventTypes is required: a list of job.contact.scored, job.completed")
-    if not isinstance(given, list) or not all(isinstance(e, str) for e in given):
-        raise BadRequest("eventTypes must be a list of strings")
-    if not given:
-        raise BadRequest("eventTypes must name at least one event type")
-    unknown = [e for e in given if e not in EVENT_TYPES]
-    if unknown:
-        raise BadRequest(f"unknown event type {unknown[0]!r}: allowed are {', '.join(EVENT_TYPES)}")
-    return list(dict.fromkeys(given))
-
-
 async def create_subscription(
     session: AsyncSession,
     principal: Principal,
-    body: Any,
+    request: SubscriptionCreate,
     *,
     server_secret: str,
     allow_private: bool,
 ) -> tuple[WebhookSubscription, str]:
     """A new subscription and its signing secret (shown only now)."""
-    if not isinstance(body, dict):
-        raise BadRequest("request body must be a JSON object")
-    name = body.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise BadRequest("name is required and must have at least 1 character")
-    if len(name) > MAX_NAME:
-        raise BadRequest(f"name is longer than {MAX_NAME} characters")
-    url = body.get("url")
-    if not isinstance(url, str) or not url.strip():
-        raise BadRequest("url is required")
-    url = url.strip()
-    if len(url) > MAX_URL:
-        raise BadRequest(f"url is longer than {MAX_URL} characters")
     try:
-        await check_url(url, allow_private=allow_private)
+        await check_url(request.url, allow_private=allow_private)
     except RefusedTarget as exc:
         raise BadRequest(f"url is not allowed: {exc}") from None
-    event_types = _event_types(body)
-    status = body.get("status", "active")
-    if status not in STATUSES:
-        raise BadRequest("status must be active or inactive")
     secret = "whsec_" + secrets.token_urlsafe(32)
     now = utcnow()
     subscription = WebhookSubscription(
         id=new_id(),
         client_id=principal.client_id,
         user_id=principal.user_id,
-        name=name.strip(),
-        url=url,
-        event_types=event_types,
-        status=status,
+        name=request.name,
+        url=request.url,
+        event_types=request.event_types,
+        status=request.status,
         secret_ciphertext=secret_box(server_secret).seal(secret),
         created_at=now,
         updated_at=now,
