@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts.schemas import Principal
-from dialscore.kit.errors import BadRequest, NotFound
+from dialscore.jobs import service as jobs
+from dialscore.jobs.schemas import Kind, NewContact, OpenedJob
+from dialscore.kit.errors import NotFound
 from dialscore.kit.outbound import RefusedTarget, parse_target, resolve_allowed
-from dialscore.submissions import service as submissions
-from dialscore.submissions.rules import DUPLICATE, Kind, PreparedContact, Rejected, prepare
+from dialscore.submissions.rules import DUPLICATE, Rejected, prepare
 from dialscore.v1 import repository as repo
 from dialscore.v1.schemas import COMPANY_INFO_FIELDS
 from dialscore.webhooks.service import MAX_URL, secret_box
@@ -112,12 +113,16 @@ async def adapt(kind: Kind, elements: Sequence[Any], *, allow_private: bool) -> 
     return adapted
 
 
-def _parse_body(body: Any) -> submissions.SubmissionRequest:
-    """The shared request checks (D7) on the v1 body, which has no ``scoringType``."""
-    if not isinstance(body, dict):
-        raise BadRequest("request body must be a JSON object with a 'contacts' array")
-    shared = {k: body[k] for k in ("contacts", "name") if k in body}
-    return submissions.parse_request(shared)
+@dataclass(frozen=True)
+class V1Submission:
+    """What a version 1 submission did: as a version 2 one, with its repeats counted apart."""
+
+    kind: Kind
+    total: int
+    duplicates: int
+    accepted: int
+    opened: OpenedJob
+    rejected: list[dict[str, Any]]
 
 
 async def submit(
@@ -125,33 +130,31 @@ async def submit(
     *,
     principal: Principal,
     kind: Kind,
-    body: Any,
+    contacts: Sequence[Any],
+    name: str | None,
     now: datetime,
     server_secret: str,
     allow_private: bool,
-) -> dict[str, Any]:
+) -> V1Submission:
     """A v1 submission: accepted contacts become a ``scoring`` or ``enrichment`` job charged
     like version 2 (D9); repeats of an earlier contact are counted in ``duplicateCount``, not
     accepted, not charged and not listed among the rejected records (D5)."""
-    request = _parse_body(body)
-    submissions.require_feature(principal.plan, kind, SCORING_TYPE)
+    jobs.require_feature(principal.plan, kind, SCORING_TYPE)
     # URLs are checked (DNS) before the transaction starts, so no lock waits on a resolver.
-    adapted = await adapt(kind, request.contacts, allow_private=allow_private)
+    adapted = await adapt(kind, contacts, allow_private=allow_private)
     checked = [a for a in adapted if a.reason is None]
     results = iter(prepare(kind, [a.contact for a in checked]))
 
-    accepted: list[PreparedContact] = []
-    callback_urls: list[str | None] = []
+    accepted: list[NewContact] = []
     rejected: list[dict[str, Any]] = []
     duplicates = 0
-    for item, original in zip(adapted, request.contacts, strict=True):
+    for item, original in zip(adapted, contacts, strict=True):
         if item.reason is not None:
             rejected.append({**original, "rejectedReason": item.reason})
             continue
         result = next(results)
-        if isinstance(result, PreparedContact):
-            accepted.append(result)
-            callback_urls.append(item.callback_url)
+        if isinstance(result, NewContact):
+            accepted.append(replace(result, callback_url=item.callback_url))
         elif isinstance(result, Rejected) and result.record["rejectedReason"] == DUPLICATE:
             duplicates += 1
         elif isinstance(original, dict):
@@ -159,31 +162,21 @@ async def submit(
         else:
             rejected.append(result.record)
 
-    if any(callback_urls):
+    if any(c.callback_url for c in accepted):
         await callback_secret(session, user_id=principal.user_id, server_secret=server_secret)
-    opened = await submissions.open_job(
+    opened = await jobs.create_job(
         session,
         principal=principal,
         kind=kind,
         job_type=JOB_TYPES[kind],
         scoring_type=SCORING_TYPE,
-        name=request.name,
-        total=len(request.contacts),
-        accepted=accepted,
+        name=name,
+        total=len(contacts),
+        contacts=accepted,
         now=now,
-        callback_urls=callback_urls,
+        reason=f"{kind} submission",
     )
-    counts: dict[str, Any] = {
-        "totalRecordCount": len(request.contacts),
-        "duplicateCount": duplicates,
-        "acceptedRecordCount": len(accepted),
-        "jobId": opened.job_id,
-    }
-    return {
-        "data": counts,
-        "credits": submissions.credits_block(kind, principal.plan, opened),
-        "error": {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None,
-    }
+    return V1Submission(kind, len(contacts), duplicates, len(accepted), opened, rejected)
 
 
 async def callback_secret(session: AsyncSession, *, user_id: str, server_secret: str) -> str:
