@@ -431,9 +431,3 @@ def best_of(
     ):
         return None
     return best
-
-
-# Moved to dialscore.identity; still imported from here by the submissions service until it
-# imports them from there.
-from dialscore.identity.keys import person_from_fields as person_from_fields  # noqa: E402
-from dialscore.identity.keys import record_keys as record_keys  # noqa: E402
