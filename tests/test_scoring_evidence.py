@@ -261,6 +261,21 @@ async def test_shared_by_company_domain(db: Database, tenant: Tenant) -> None:
     assert [e[US].shared_with for e in evidence] == [1, 1, 0]
 
 
+async def test_shared_by_the_company_identity_enrichment_uses(db: Database, tenant: Tenant) -> None:
+    """One company however written: "The Acme Company", "Acme.com, Inc.", its LinkedIn page
+    given as a page or as the website; a page on a shared host is no company domain."""
+    ann = item([US], companyAccount="The Acme Company")
+    bob = item([US], firstName="Bob", companyAccount="Acme.com, Inc.")
+    cara = item([US], firstName="Cara", companyLinkedInUrl="linkedin.com/company/acme-inc")
+    dan = item([US], firstName="Dan", website="https://www.linkedin.com/company/acme-inc/")
+    eve = item([US], firstName="Eve", website="https://www.linkedin.com/in/eve")
+    fay = item([US], firstName="Fay", website="https://www.linkedin.com/in/fay")
+    people = [ann, bob, cara, dan, eve, fay]
+    await index(db, tenant.client_id, people)
+    evidence = await evidence_of(db, tenant.client_id, people)
+    assert [e[US].shared_with for e in evidence] == [1, 1, 1, 1, 0, 0]
+
+
 async def test_three_people_share_a_number(db: Database, tenant: Tenant) -> None:
     people = [item([US], firstName=name, companyAccount="Acme") for name in ("A", "B", "C")]
     await index(db, tenant.client_id, people)

@@ -4,8 +4,6 @@ numbers with the configured providers (core scoring), and score with the pure en
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.identity.keys import company_identity_key, person_from_fields, person_name_key
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import ContactScore, score_parsed
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
@@ -24,34 +23,9 @@ log = structlog.get_logger(__name__)
 NO_PROVIDER_NOTE = "core scoring: no verification provider is configured, scored as lightning"
 UNVERIFIED_NOTE = "core scoring: no provider could verify this number, scored as lightning"
 
-_LEGAL_SUFFIXES = {
-    "inc", "incorporated", "llc", "ltd", "limited", "corp", "corporation", "co", "company",
-    "plc", "gmbh", "ag", "sa", "sas", "sarl", "bv", "nv", "srl", "spa", "pty", "oy", "ab", "as",
-    "kk", "kg", "lp", "llp", "group", "holdings",
-}  # fmt: skip
-_FREE_MAIL = {
-    "gmail.com", "googlemail.com", "yahoo.com", "hotmail.com", "outlook.com", "live.com",
-    "aol.com", "icloud.com", "me.com", "proton.me", "protonmail.com", "gmx.de", "gmx.net",
-    "web.de", "mail.com", "yandex.ru", "qq.com", "163.com",
-}  # fmt: skip
-_NON_WORD = re.compile(r"[^a-z0-9]+")
 # The widths of contact_numbers.company_key and person_key.
-COMPANY_KEY_LENGTH = 200
-PERSON_KEY_LENGTH = 400
-
-
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def _domain(value: str) -> str | None:
-    text = value.strip().lower()
-    if "@" in text:
-        text = text.rsplit("@", 1)[1]
-    text = re.sub(r"^[a-z]+://", "", text).split("/", 1)[0].split(":", 1)[0]
-    text = text.removeprefix("www.")
-    return text if "." in text else None
+COMPANY_KEY_COLUMN_WIDTH = 200
+PERSON_KEY_COLUMN_WIDTH = 400
 
 
 def _bounded(key: str, limit: int) -> str:
@@ -62,34 +36,16 @@ def _bounded(key: str, limit: int) -> str:
 
 
 def company_key(fields: Mapping[str, Any]) -> str | None:
-    """The contact's company, comparable across contacts: its name without legal suffixes,
-    else its website's domain, else its email's domain unless that is a free mail service."""
-    account = fields.get("companyAccount")
-    if isinstance(account, str) and account.strip():
-        # Dots go first, so that "S.A." and "L.L.C." read as the suffixes they are.
-        words = [w for w in _NON_WORD.split(_fold(account).replace(".", "")) if w]
-        while len(words) > 1 and words[-1] in _LEGAL_SUFFIXES:
-            words.pop()
-        if words:
-            return _bounded("name:" + " ".join(words), COMPANY_KEY_LENGTH)
-    for name in ("website", "email"):
-        value = fields.get(name)
-        if isinstance(value, str) and value.strip():
-            domain = _domain(value)
-            if domain and domain not in _FREE_MAIL:
-                return _bounded("domain:" + domain, COMPANY_KEY_LENGTH)
-    return None
+    """The contact's company as ``contact_numbers.company_key`` keeps it: its identity
+    (``identity.keys.company_identity_key``: its name without legal suffixes, else its
+    website's or work email's domain, else its LinkedIn page)."""
+    key = company_identity_key(person_from_fields(fields))
+    return None if key is None else _bounded(key, COMPANY_KEY_COLUMN_WIDTH)
 
 
 def person_key(fields: Mapping[str, Any]) -> str:
-    names = []
-    for name in ("firstName", "lastName"):
-        value = fields.get(name)
-        if isinstance(value, str):
-            folded = " ".join(w for w in _NON_WORD.split(_fold(value)) if w)
-            if folded:
-                names.append(folded)
-    return _bounded(" ".join(names), PERSON_KEY_LENGTH)
+    """The contact's name as ``contact_numbers.person_key`` keeps it: its folded words."""
+    return _bounded(person_name_key(person_from_fields(fields)), PERSON_KEY_COLUMN_WIDTH)
 
 
 @dataclass(frozen=True)
