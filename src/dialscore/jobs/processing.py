@@ -28,13 +28,13 @@ from dialscore.jobs.schemas import (
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
+from dialscore.outbox import messages as outbox
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
-from dialscore.worker import outbox
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""Background work: broker setup, task registry, outbox and relay."""
+"""Background work: broker setup, task registry and the outbox relay."""

@@ -12,7 +12,7 @@ import structlog
 
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.worker import outbox
+from dialscore.outbox import messages
 
 log = structlog.get_logger(__name__)
 
@@ -49,17 +49,17 @@ class Relay:
         """Publishes one batch of due messages; how many were published."""
         # Look before taking the write lock, which on SQLite would stall writers every poll.
         async with self.db.read() as session:
-            if not await outbox.any_due(session, now=utcnow()):
+            if not await messages.any_due(session, now=utcnow()):
                 return 0
         async with self.db.unit_of_work() as session:
-            messages = await outbox.claim_due(
+            claimed = await messages.claim_due(
                 session,
                 now=utcnow(),
                 lease=self.lease,
                 limit=self.batch_size,
                 skip_locked=not self.db.is_sqlite,
             )
-            batch = [(m.actor, {"outbox_id": m.id, **m.payload}) for m in messages]
+            batch = [(m.actor, {"outbox_id": m.id, **m.payload}) for m in claimed]
             if batch:
                 await asyncio.to_thread(self.publish, batch)
         return len(batch)
@@ -72,7 +72,7 @@ class Relay:
 
     async def release_leases(self) -> int:
         async with self.db.unit_of_work() as session:
-            return await outbox.release_leases(session, now=utcnow())
+            return await messages.release_leases(session, now=utcnow())
 
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()

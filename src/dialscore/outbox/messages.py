@@ -1,4 +1,4 @@
-"""Writing, leasing and finishing outbox messages."""
+"""Writing, claiming, leasing and finishing outbox messages."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""Outbox messages: enqueue, claim, finish, lease, set aside failed work, requeue."""
