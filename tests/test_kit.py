@@ -1,11 +1,14 @@
-"""The shared kit: pagination, API key tokens, signatures, credit amounts, URLs, plans."""
+"""The shared kit: pagination, API key tokens, signatures, credit amounts, URLs, plans, the
+polling loop and the wakers."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import json
+import threading
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -17,11 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
+from structlog.testing import capture_logs
 
 from dialscore.accounts.service import effective_plan
 from dialscore.kit.db import Credits, async_url, sync_url
 from dialscore.kit.envelope import number
 from dialscore.kit.pagination import PageRequest, Pagination
+from dialscore.kit.polling import PollingLoop
 from dialscore.kit.security import (
     InvalidToken,
     KeyClaims,
@@ -29,6 +34,7 @@ from dialscore.kit.security import (
     read_api_key,
     sign_body,
 )
+from dialscore.kit.wakers import Wakers
 from dialscore.models import Plan
 
 SECRET = "kit-test-secret-that-is-long-enough-for-hs256-and-hs512-signing-keys"
@@ -457,3 +463,141 @@ def test_effective_plan_ignores_unknown_overrides_and_keeps_the_name() -> None:
 @given(st.integers(min_value=1, max_value=10**6))
 def test_effective_plan_rate_override_property(per_day: int) -> None:
     assert effective_plan(team_plan(), {"per_day": per_day}).per_day == per_day
+
+
+# -- the polling loop and the wakers -----------------------------------------------------------
+
+# Long enough that a test passes only if the loop was woken, not because its poll came round.
+NEVER = 3600.0
+# A bound on waits for something that should happen at once, for a loaded machine.
+PROMPTLY = 10.0
+
+
+class Steps:
+    """A step that counts its calls; ``calls_reach(n)`` waits until there were ``n``."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.calls = 0
+        self.fail_first = fail_first
+        self.changed: asyncio.Event | None = None
+
+    async def __call__(self) -> None:
+        self.calls += 1
+        if self.changed is not None:
+            self.changed.set()
+        if self.calls <= self.fail_first:
+            raise RuntimeError(f"step {self.calls} failed")
+
+    async def calls_reach(self, count: int) -> None:
+        async with asyncio.timeout(PROMPTLY):
+            while self.calls < count:
+                # Made on the running event loop, which may be another test's next time.
+                self.changed = asyncio.Event()
+                await self.changed.wait()
+
+
+async def test_polling_loop_steps_at_once_and_again_when_woken() -> None:
+    steps = Steps()
+    loop = PollingLoop(steps, poll_seconds=NEVER, name="test loop")
+    loop.start()
+    try:
+        await steps.calls_reach(1)
+        assert loop.running
+        loop.wake()
+        await steps.calls_reach(2)
+        # Woken from another thread, as a task on a worker thread does.
+        await asyncio.to_thread(loop.wake)
+        await steps.calls_reach(3)
+    finally:
+        await loop.stop()
+    assert not loop.running
+    assert steps.calls == 3
+
+
+async def test_polling_loop_steps_again_after_its_poll_interval() -> None:
+    steps = Steps()
+    loop = PollingLoop(steps, poll_seconds=0.01, name="test loop")
+    loop.start()
+    try:
+        await steps.calls_reach(3)
+    finally:
+        await loop.stop()
+
+
+async def test_a_failing_step_is_logged_and_the_loop_goes_on() -> None:
+    steps = Steps(fail_first=1)
+    loop = PollingLoop(steps, poll_seconds=NEVER, name="test loop")
+    with capture_logs() as logs:
+        loop.start()
+        try:
+            await steps.calls_reach(1)
+            loop.wake()
+            await steps.calls_reach(2)
+        finally:
+            await loop.stop()
+    (entry,) = logs
+    assert (entry["event"], entry["log_level"]) == ("test loop failed; retrying", "error")
+    assert entry["exc_info"] is True
+
+
+async def test_stop_cancels_a_step_under_way_and_later_wakes_do_nothing() -> None:
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def hangs() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    loop = PollingLoop(hangs, poll_seconds=NEVER, name="test loop")
+    loop.wake()  # not started: nothing to wake
+    loop.start()
+    async with asyncio.timeout(PROMPTLY):
+        await started.wait()
+        await loop.stop()
+    assert cancelled.is_set()
+    assert not loop.running
+    loop.wake()
+    await asyncio.to_thread(loop.wake)
+    await loop.stop()  # stopping twice is harmless
+
+
+def test_polling_loop_can_run_again_on_another_event_loop() -> None:
+    """A loop started, stopped and started again on a new event loop (a second app in one
+    test process) does not wait on an event of the old one."""
+    steps = Steps()
+    loop = PollingLoop(steps, poll_seconds=NEVER, name="test loop")
+
+    async def run_and_wake(calls: int) -> None:
+        loop.start()
+        try:
+            await steps.calls_reach(calls + 1)
+            loop.wake()
+            await steps.calls_reach(calls + 2)
+        finally:
+            await loop.stop()
+
+    asyncio.run(run_and_wake(0))
+    asyncio.run(run_and_wake(2))
+    assert steps.calls == 4
+
+
+def test_wakers_call_the_registered_loop_by_name_from_any_thread() -> None:
+    wakers = Wakers()
+    woken: list[str] = []
+    wakers.wake("relay")  # no such loop in this process: nothing happens
+    wakers.register("relay", lambda: woken.append("relay"))
+    wakers.register("dispatcher", lambda: woken.append("dispatcher"))
+    assert "relay" in wakers
+    wakers.wake("relay")
+    thread = threading.Thread(target=wakers.wake, args=("dispatcher",))
+    thread.start()
+    thread.join()
+    assert woken == ["relay", "dispatcher"]
+    wakers.unregister("relay")
+    wakers.unregister("relay")
+    wakers.wake("relay")
+    assert "relay" not in wakers
+    assert woken == ["relay", "dispatcher"]
