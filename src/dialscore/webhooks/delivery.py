@@ -7,7 +7,6 @@ again when the lease runs out, with the same envelope id (D22)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections import Counter
@@ -25,6 +24,7 @@ from dialscore.kit import outbound
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.paced_http import parse_retry_after
+from dialscore.kit.polling import PollingLoop
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import sign
 from dialscore.webhooks.policy import RetryPolicy, classify, parse_schedule
@@ -98,16 +98,17 @@ class Dispatcher:
         self._per_key: Counter[str] = Counter()
         self._per_origin: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
+        self.loop = PollingLoop(
+            self.dispatch_due,
+            poll_seconds=settings.webhook_poll_seconds,
+            name="webhook dispatcher",
+        )
 
     # -- lifecycle --------------------------------------------------------------------------------
 
     def wake(self) -> None:
-        if self._loop is not None and self._wake is not None:
-            self._loop.call_soon_threadsafe(self._wake.set)
+        """Asks for a claim now rather than at the next poll; safe from any thread."""
+        self.loop.wake()
 
     def start(self) -> None:
         if self.settings.webhook_allow_private:
@@ -115,20 +116,14 @@ class Dispatcher:
                 "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call http:// and private "
                 "addresses. Use this only for local development and testing."
             )
-        self._stopping = False
         self._client = httpx.AsyncClient(
             limits=httpx.Limits(max_connections=self.settings.webhook_max_in_flight),
             trust_env=False,
         )
-        self._task = asyncio.get_running_loop().create_task(self.run(), name="webhook-dispatcher")
+        self.loop.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            self._stopping = True
-            while not task.done():
-                task.cancel()
-                await asyncio.wait({task}, timeout=1.0)
+        await self.loop.stop()
         for inflight in list(self._inflight):
             inflight.cancel()
         if self._inflight:
@@ -136,21 +131,6 @@ class Dispatcher:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-
-    async def run(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        while not self._stopping:
-            try:
-                await self.dispatch_due()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("webhook dispatcher failed; retrying")
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.webhook_poll_seconds):
-                    await self._wake.wait()
-            self._wake.clear()
 
     @property
     def busy(self) -> int:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-import structlog
-
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
+from dialscore.kit.polling import PollingLoop
 from dialscore.outbox import messages
-
-log = structlog.get_logger(__name__)
 
 Publish = Callable[[list[tuple[str, dict[str, Any]]]], None]
 
@@ -32,18 +28,18 @@ class Relay:
         self.db = db
         self.publish = publish
         self.lease = timedelta(seconds=lease_seconds)
-        self.poll_seconds = poll_seconds
         self.batch_size = batch_size
-        self._wake: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
+        self.loop = PollingLoop(self.drain, poll_seconds=poll_seconds, name="outbox relay")
 
     def wake(self) -> None:
         """Asks the relay to look now rather than at its next poll; safe from any thread."""
-        if self._loop is None or self._wake is None:
-            return
-        self._loop.call_soon_threadsafe(self._wake.set)
+        self.loop.wake()
+
+    def start(self) -> None:
+        self.loop.start()
+
+    async def stop(self) -> None:
+        await self.loop.stop()
 
     async def publish_due(self) -> int:
         """Publishes one batch of due messages; how many were published."""
@@ -73,35 +69,3 @@ class Relay:
     async def release_leases(self) -> int:
         async with self.db.unit_of_work() as session:
             return await messages.release_leases(session, now=utcnow())
-
-    async def run(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        while not self._stopping:
-            try:
-                await self.drain()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("outbox relay failed; retrying")
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
-            # cancellation that arrives as the event fires, and stop() would wait forever.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.poll_seconds):
-                    await self._wake.wait()
-            self._wake.clear()
-
-    def start(self) -> None:
-        self._stopping = False
-        self._task = asyncio.get_running_loop().create_task(self.run(), name="outbox-relay")
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is None:
-            return
-        self._stopping = True
-        while not task.done():
-            task.cancel()
-            await asyncio.wait({task}, timeout=1.0)
-        with contextlib.suppress(asyncio.CancelledError):
-            task.result()
