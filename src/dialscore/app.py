@@ -26,6 +26,7 @@ from dialscore.kit.errors import ErrorBody, install_error_handlers
 from dialscore.kit.http import BodySizeLimit
 from dialscore.kit.logging import configure_logging
 from dialscore.kit.openapi import document_middleware_headers
+from dialscore.kit.wakers import Wakers
 from dialscore.ratelimit.endpoints import router as quota_router
 from dialscore.ratelimit.middleware import RateLimitMiddleware
 from dialscore.ratelimit.service import RequestLimiter
@@ -83,14 +84,15 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = Database(settings.resolved_database_url)
-        state = AppState(settings=settings, db=db)
+        # One per process: the endpoints wake the worker's loops through it.
+        wakers = Wakers()
+        state = AppState(settings=settings, db=db, wakers=wakers)
         app.state.dialscore = state
         background = None
         if run_worker:
             from dialscore.worker.runtime import BackgroundWorker
 
-            background = BackgroundWorker(settings, db)
-            state.wakers = background.wakers
+            background = BackgroundWorker(settings, db, wakers)
             state.extras["worker"] = background
             await background.start()
         try:

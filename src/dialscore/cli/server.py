@@ -47,8 +47,10 @@ def serve(
 
 
 def worker() -> None:
-    """Run worker threads and the outbox relay (with DIALSCORE_REDIS_URL on many machines)."""
+    """Run worker threads, the outbox relay and the webhook dispatcher (with
+    DIALSCORE_REDIS_URL on many machines)."""
     from dialscore.kit.db import Database
+    from dialscore.kit.wakers import Wakers
     from dialscore.worker.runtime import BackgroundWorker
 
     settings = get_settings()
@@ -58,7 +60,7 @@ def worker() -> None:
 
     async def run() -> None:
         db = Database(settings.resolved_database_url)
-        background = BackgroundWorker(settings, db)
+        background = BackgroundWorker(settings, db, Wakers())
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

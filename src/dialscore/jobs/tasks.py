@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from dialscore.jobs import processing, service
+from dialscore.kit.wakers import DISPATCHER
 from dialscore.worker.registry import task
 from dialscore.worker.runtime import TaskContext
 
@@ -24,5 +25,5 @@ async def process_job(context: TaskContext, *, outbox_id: int, job_id: str) -> N
         sources=context.enrichment_sources,
         verifiers=context.providers,
         collect_all=settings.enrichment_collect_all,
-        on_events=lambda: context.wake("dispatcher"),
+        on_events=lambda: context.wakers.wake(DISPATCHER),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -11,21 +11,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.config import Settings
 from dialscore.kit.db import Database
+from dialscore.kit.wakers import Wakers
 
 
 @dataclass
 class AppState:
     settings: Settings
     db: Database
+    # The process's background loops, which endpoints wake after writing work for them.
+    wakers: Wakers = field(default_factory=Wakers)
     extras: dict[str, Any] = field(default_factory=dict)
-    # Background loops running in this process ("relay", "dispatcher"), by name.
-    wakers: dict[str, Callable[[], None]] = field(default_factory=dict)
-
-    def wake(self, name: str) -> None:
-        """Asks an in-process background loop to look now (no-op when it runs elsewhere)."""
-        waker = self.wakers.get(name)
-        if waker is not None:
-            waker()
 
 
 def get_state(request: Request) -> AppState:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dramatiq
@@ -24,6 +23,7 @@ from dialscore.enrichment.service import (
 )
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
+from dialscore.kit.wakers import DISPATCHER, RELAY, Wakers
 from dialscore.scoring.providers import (
     VerificationProvider,
     check_provider_settings,
@@ -43,6 +43,8 @@ class TaskContext:
 
     settings: Settings
     db: Database
+    # The process's background loops, such as the dispatcher, which a task wakes.
+    wakers: Wakers = field(default_factory=Wakers)
     # Verification providers of core scoring, made on first use on the worker's event loop.
     _providers: list[VerificationProvider] | None = None
 
@@ -72,15 +74,8 @@ class TaskContext:
             await source.close()
         await self.db.dispose()
 
-    def wake(self, name: str) -> None:
-        """Asks a background loop of this process (such as the dispatcher) to look now."""
-        waker = _wakers.get(name)
-        if waker is not None:
-            waker()
-
 
 _context: TaskContext | None = None
-_wakers: dict[str, Callable[[], None]] = {}
 
 
 def task_context() -> TaskContext:
@@ -90,12 +85,15 @@ def task_context() -> TaskContext:
 
 
 class _TaskContextMiddleware(Middleware):
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, wakers: Wakers) -> None:
         self.settings = settings
+        self.wakers = wakers
 
     def after_worker_boot(self, broker: Any, worker: Any) -> None:
         global _context
-        _context = TaskContext(self.settings, Database(self.settings.resolved_database_url))
+        _context = TaskContext(
+            self.settings, Database(self.settings.resolved_database_url), self.wakers
+        )
 
     def before_worker_shutdown(self, broker: Any, worker: Any) -> None:
         global _context
@@ -114,7 +112,7 @@ def _actor_fn(task: Task) -> Any:
     return run
 
 
-def build_broker(settings: Settings) -> Any:
+def build_broker(settings: Settings, wakers: Wakers) -> Any:
     broker: Any
     if settings.redis_url:
         broker = RedisBroker(url=settings.redis_url, namespace=settings.redis_namespace)  # type: ignore[no-untyped-call]
@@ -122,7 +120,7 @@ def build_broker(settings: Settings) -> Any:
         broker = StubBroker()
         broker.emit_after("process_boot")
     broker.add_middleware(AsyncIO())
-    broker.add_middleware(_TaskContextMiddleware(settings))
+    broker.add_middleware(_TaskContextMiddleware(settings, wakers))
     dramatiq.set_broker(broker)
     for task in load_tasks().values():
         dramatiq.actor(
@@ -137,13 +135,15 @@ def build_broker(settings: Settings) -> Any:
 
 
 class BackgroundWorker:
-    """Dramatiq worker threads plus the outbox relay, inside the current process."""
+    """Dramatiq worker threads, the outbox relay and the webhook dispatcher, inside the
+    current process; its loops are registered with ``wakers`` while they run."""
 
-    def __init__(self, settings: Settings, db: Database) -> None:
+    def __init__(self, settings: Settings, db: Database, wakers: Wakers) -> None:
         check_provider_settings(settings)
         check_source_names(settings)
         self.settings = settings
-        self.broker = build_broker(settings)
+        self.wakers = wakers
+        self.broker = build_broker(settings, wakers)
         self.in_memory = isinstance(self.broker, StubBroker)
         self.worker = dramatiq.Worker(
             self.broker,
@@ -164,10 +164,6 @@ class BackgroundWorker:
         else:
             limiter = MemoryRateLimiter()
         self.dispatcher = Dispatcher(db, settings, limiter)
-        self.wakers: dict[str, Callable[[], None]] = {
-            "relay": self.relay.wake,
-            "dispatcher": self.dispatcher.wake,
-        }
 
     def _publish(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         for actor_name, kwargs in batch:
@@ -182,10 +178,12 @@ class BackgroundWorker:
                 log.info("republishing unfinished outbox messages", count=released)
         self.relay.start()
         self.dispatcher.start()
-        _wakers.update(self.wakers)
+        self.wakers.register(RELAY, self.relay.wake)
+        self.wakers.register(DISPATCHER, self.dispatcher.wake)
 
     async def stop(self) -> None:
-        _wakers.clear()
+        self.wakers.unregister(RELAY)
+        self.wakers.unregister(DISPATCHER)
         await self.relay.stop()
         await self.dispatcher.stop()
         if self._redis is not None:
