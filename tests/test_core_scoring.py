@@ -27,7 +27,7 @@ from dialscore.jobs import tasks
 from dialscore.jobs.service import PROCESS_JOB
 from dialscore.models import OutboxMessage
 from dialscore.scoring.service import NO_PROVIDER_NOTE, UNVERIFIED_NOTE
-from dialscore.worker.runtime import TaskContext
+from dialscore.worker.context import TaskContext
 from tests.conftest import SECRET
 from tests.support import V2, Tenant, contact, job_status, make_tenant, settle, state_of, submit
 from tests.test_providers import SID, TOKEN, FakeTwilio, invalid_answer, lookup_answer

@@ -1,17 +1,41 @@
-"""The process-job task."""
+"""The tasks of jobs (processing a job), and what they need from the process that runs them."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
+from typing import Protocol
 
+from dialscore.config import Settings
+from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.jobs import processing, service
-from dialscore.kit.wakers import DISPATCHER
-from dialscore.worker.registry import task
-from dialscore.worker.runtime import TaskContext
+from dialscore.kit.db import Database
+from dialscore.kit.wakers import DISPATCHER, Wakers
+from dialscore.scoring.providers import VerificationProvider
 
 
-@task(service.PROCESS_JOB)
-async def process_job(context: TaskContext, *, outbox_id: int, job_id: str) -> None:
+class JobContext(Protocol):
+    """What a task of jobs uses, given by the worker that runs it: the settings, a database
+    for the worker's event loop, the enrichment sources and verification providers, and the
+    process's wakers."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def enrichment_sources(self) -> Sequence[EnrichmentSource]: ...
+
+    @property
+    def providers(self) -> Sequence[VerificationProvider]: ...
+
+    @property
+    def wakers(self) -> Wakers: ...
+
+
+async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> None:
     settings = context.settings
     await processing.process_job(
         context.db,
@@ -27,3 +51,8 @@ async def process_job(context: TaskContext, *, outbox_id: int, job_id: str) -> N
         collect_all=settings.enrichment_collect_all,
         on_events=lambda: context.wakers.wake(DISPATCHER),
     )
+
+
+# The tasks, by the actor name their outbox messages carry. Each is called with the context
+# and the message's payload, plus ``outbox_id``, and deletes its message when it is done.
+TASKS: Mapping[str, Callable[..., Awaitable[None]]] = {service.PROCESS_JOB: process_job}

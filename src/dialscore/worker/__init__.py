@@ -1,1 +1,1 @@
-"""Background work: broker setup, task registry and the outbox relay."""
+"""Background work: the Dramatiq broker and actors, the outbox relay, and the loops' wiring."""

@@ -1,118 +1,36 @@
-"""Runs tasks: the Dramatiq broker and worker, and the database context tasks use."""
+"""Runs background work in this process: the Dramatiq broker and worker threads, the outbox
+relay and the webhook dispatcher."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import dramatiq
 import redis.asyncio
 import structlog
-from dramatiq.asyncio import get_event_loop_thread
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import AsyncIO, Middleware
+from dramatiq.middleware import AsyncIO
 
 from dialscore.config import Settings
-from dialscore.enrichment.providers import EnrichmentProvider
-from dialscore.enrichment.service import (
-    check_source_names,
-    enrichment_providers_from_settings,
-    sources_from_settings,
-)
-from dialscore.enrichment.waterfall import EnrichmentSource
+from dialscore.enrichment.service import check_source_names
+from dialscore.jobs.tasks import TASKS
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import DISPATCHER, RELAY, Wakers
-from dialscore.scoring.providers import (
-    VerificationProvider,
-    check_provider_settings,
-    providers_from_settings,
-)
+from dialscore.scoring.providers import check_provider_settings
 from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
-from dialscore.worker.registry import Task, load_tasks
+from dialscore.worker.actors import Task, declare_actors
+from dialscore.worker.context import ClosesTaskContext, TaskContext
 from dialscore.worker.relay import Relay
 
 log = structlog.get_logger(__name__)
 
 
-@dataclass
-class TaskContext:
-    """What a task may use: settings and a database bound to the worker's event loop."""
-
-    settings: Settings
-    db: Database
-    # The process's background loops, such as the dispatcher, which a task wakes.
-    wakers: Wakers = field(default_factory=Wakers)
-    # Verification providers of core scoring, made on first use on the worker's event loop.
-    _providers: list[VerificationProvider] | None = None
-
-    @property
-    def providers(self) -> list[VerificationProvider]:
-        if self._providers is None:
-            self._providers = providers_from_settings(self.settings)
-        return self._providers
-
-    # The enrichment waterfall, in the operator's order, made on first use likewise.
-    _enrichment: list[EnrichmentSource] | None = None
-    _enrichment_providers: dict[str, EnrichmentProvider] | None = None
-
-    @property
-    def enrichment_sources(self) -> list[EnrichmentSource]:
-        if self._enrichment is None:
-            self._enrichment_providers = enrichment_providers_from_settings(self.settings)
-            self._enrichment = sources_from_settings(
-                self.settings, self.db, self._enrichment_providers
-            )
-        return self._enrichment
-
-    async def close(self) -> None:
-        for provider in self._providers or ():
-            await provider.close()
-        for source in (self._enrichment_providers or {}).values():
-            await source.close()
-        await self.db.dispose()
-
-
-_context: TaskContext | None = None
-
-
-def task_context() -> TaskContext:
-    if _context is None:
-        raise RuntimeError("no worker is running in this process")
-    return _context
-
-
-class _TaskContextMiddleware(Middleware):
-    def __init__(self, settings: Settings, wakers: Wakers) -> None:
-        self.settings = settings
-        self.wakers = wakers
-
-    def after_worker_boot(self, broker: Any, worker: Any) -> None:
-        global _context
-        _context = TaskContext(
-            self.settings, Database(self.settings.resolved_database_url), self.wakers
-        )
-
-    def before_worker_shutdown(self, broker: Any, worker: Any) -> None:
-        global _context
-        loop_thread = get_event_loop_thread()
-        if _context is not None and loop_thread is not None:
-            loop_thread.run_coroutine(_context.close())
-        _context = None
-
-
-def _actor_fn(task: Task) -> Any:
-    async def run(**kwargs: Any) -> None:
-        await task.fn(task_context(), **kwargs)
-
-    run.__name__ = task.name
-    run.__qualname__ = task.name
-    return run
-
-
-def build_broker(settings: Settings, wakers: Wakers) -> Any:
+def build_broker(settings: Settings, tasks: Mapping[str, Task], context: TaskContext) -> Any:
+    """A broker (Redis when configured, else in memory) with an actor for each task."""
     broker: Any
     if settings.redis_url:
         broker = RedisBroker(url=settings.redis_url, namespace=settings.redis_namespace)  # type: ignore[no-untyped-call]
@@ -120,17 +38,8 @@ def build_broker(settings: Settings, wakers: Wakers) -> Any:
         broker = StubBroker()
         broker.emit_after("process_boot")
     broker.add_middleware(AsyncIO())
-    broker.add_middleware(_TaskContextMiddleware(settings, wakers))
-    dramatiq.set_broker(broker)
-    for task in load_tasks().values():
-        dramatiq.actor(
-            actor_name=task.name,
-            queue_name=task.queue,
-            broker=broker,
-            max_retries=3,
-            min_backoff=1000,
-            time_limit=task.time_limit_ms,
-        )(_actor_fn(task))
+    broker.add_middleware(ClosesTaskContext(context))
+    declare_actors(broker, tasks, context)
     return broker
 
 
@@ -138,12 +47,22 @@ class BackgroundWorker:
     """Dramatiq worker threads, the outbox relay and the webhook dispatcher, inside the
     current process; its loops are registered with ``wakers`` while they run."""
 
-    def __init__(self, settings: Settings, db: Database, wakers: Wakers) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        wakers: Wakers,
+        *,
+        tasks: Mapping[str, Task] = TASKS,
+    ) -> None:
+        """``tasks`` is for tests."""
         check_provider_settings(settings)
         check_source_names(settings)
         self.settings = settings
         self.wakers = wakers
-        self.broker = build_broker(settings, wakers)
+        # Made before the worker starts, so no task can run without it.
+        self.context = TaskContext(settings, Database(settings.resolved_database_url), wakers)
+        self.broker = build_broker(settings, tasks, self.context)
         self.in_memory = isinstance(self.broker, StubBroker)
         self.worker = dramatiq.Worker(
             self.broker,

@@ -1,0 +1,72 @@
+"""What the tasks of a worker process use: settings, a database for the worker's event loop,
+providers made on first use, and the process's wakers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dramatiq.asyncio import get_event_loop_thread
+from dramatiq.middleware import Middleware
+
+from dialscore.config import Settings
+from dialscore.enrichment.providers import EnrichmentProvider
+from dialscore.enrichment.service import enrichment_providers_from_settings, sources_from_settings
+from dialscore.enrichment.waterfall import EnrichmentSource
+from dialscore.kit.db import Database
+from dialscore.kit.wakers import Wakers
+from dialscore.scoring.providers import VerificationProvider, providers_from_settings
+
+
+@dataclass
+class TaskContext:
+    """Made before the worker takes its first message, and given to every task it runs.
+
+    ``db`` is the tasks' own: they run on Dramatiq's event loop thread, and pooled
+    connections belong to the loop that opened them."""
+
+    settings: Settings
+    db: Database
+    wakers: Wakers = field(default_factory=Wakers)
+    # Verification providers of core scoring, made on first use on the worker's event loop.
+    _providers: list[VerificationProvider] | None = None
+    # The enrichment waterfall, in the operator's order, made on first use likewise.
+    _enrichment: list[EnrichmentSource] | None = None
+    _enrichment_providers: dict[str, EnrichmentProvider] | None = None
+
+    @property
+    def providers(self) -> list[VerificationProvider]:
+        if self._providers is None:
+            self._providers = providers_from_settings(self.settings)
+        return self._providers
+
+    @property
+    def enrichment_sources(self) -> list[EnrichmentSource]:
+        if self._enrichment is None:
+            self._enrichment_providers = enrichment_providers_from_settings(self.settings)
+            self._enrichment = sources_from_settings(
+                self.settings, self.db, self._enrichment_providers
+            )
+        return self._enrichment
+
+    async def close(self) -> None:
+        for provider in self._providers or ():
+            await provider.close()
+        for source in (self._enrichment_providers or {}).values():
+            await source.close()
+        await self.db.dispose()
+
+
+class ClosesTaskContext(Middleware):
+    """Closes the context on the worker's event loop once the worker threads have stopped.
+
+    Added after Dramatiq's AsyncIO middleware: "after" hooks run in reverse order, so this
+    one runs while that loop is still up."""
+
+    def __init__(self, context: TaskContext) -> None:
+        self.context = context
+
+    def after_worker_shutdown(self, broker: Any, worker: Any) -> None:
+        loop_thread = get_event_loop_thread()
+        if loop_thread is not None:
+            loop_thread.run_coroutine(self.context.close())
