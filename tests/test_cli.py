@@ -3,6 +3,7 @@ on the embedded SQLite default and on a PostgreSQL database migrated with ``dial
 
 from __future__ import annotations
 
+import sqlite3
 import stat
 import uuid
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import Any
 
 import httpx
 import jwt
+import psycopg
 import pytest
 
 from tests.processes import (
@@ -106,6 +108,16 @@ class Cli:
     @property
     def secret_path(self) -> Path:
         return self.data_dir / "secret_key"
+
+    def sql(self, statement: str) -> list[tuple[Any, ...]]:
+        """Runs one statement on the command's database; the rows it returns."""
+        url = self.env.get("DIALSCORE_DATABASE_URL")
+        if url is None:
+            with sqlite3.connect(self.data_dir / "dialscore.db") as conn:
+                return [tuple(row) for row in conn.execute(statement).fetchall()]
+        with psycopg.connect(url, autocommit=True) as conn:
+            cursor = conn.execute(statement)
+            return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
 
 
 @pytest.fixture(params=DATABASES)
@@ -260,3 +272,55 @@ def test_admin_command_on_unmigrated_postgres_asks_for_migrate(tmp_path: Path) -
         assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
         created = cli_json(["admin", "create-client", "--name", "Early"], env=env, cwd=tmp_path)
         assert set(created) == {"clientId", "userId", "apiKey"}
+
+
+def test_failed_work_lists_what_was_set_aside_and_requeues_it(cli: Cli) -> None:
+    assert cli.ok("admin", "failed-work") == {"count": 0, "messages": []}
+    zone = "" if cli.database == "sqlite" else "+00"
+    cli.sql(
+        "INSERT INTO outbox (actor, payload, available_at, attempts, created_at, last_error, "
+        "failed_at) VALUES "
+        f"('process_job', '{{\"job_id\": \"b\"}}', '2026-11-02 08:00:00{zone}', 10, "
+        f"'2026-11-02 07:00:00{zone}', 'RuntimeError: second', '2026-11-02 08:00:00{zone}'), "
+        f"('process_job', '{{\"job_id\": \"a\"}}', '2026-11-01 08:00:00{zone}', 10, "
+        f"'2026-11-01 07:00:00{zone}', 'RuntimeError: first', '2026-11-01 08:00:00{zone}'), "
+        f"('process_job', '{{\"job_id\": \"c\"}}', '2026-11-03 08:00:00{zone}', 1, "
+        f"'2026-11-03 07:00:00{zone}', NULL, NULL)"
+    )
+    second, first, running = (row[0] for row in cli.sql("SELECT id FROM outbox ORDER BY id"))
+
+    listed = cli.ok("admin", "failed-work")
+    assert listed == {
+        "count": 2,
+        "messages": [
+            {
+                "id": first,
+                "actor": "process_job",
+                "payload": {"job_id": "a"},
+                "attempts": 10,
+                "lastError": "RuntimeError: first",
+                "failedAt": "2026-11-01T08:00:00Z",
+                "createdAt": "2026-11-01T07:00:00Z",
+            },
+            {
+                "id": second,
+                "actor": "process_job",
+                "payload": {"job_id": "b"},
+                "attempts": 10,
+                "lastError": "RuntimeError: second",
+                "failedAt": "2026-11-02T08:00:00Z",
+                "createdAt": "2026-11-02T07:00:00Z",
+            },
+        ],
+    }
+
+    assert str(running) in cli.error("admin", "failed-work", "--requeue", str(running))
+    assert "not both" in cli.error("admin", "failed-work", "--requeue", str(first), "--requeue-all")
+    assert cli.ok("admin", "failed-work")["count"] == 2
+
+    assert cli.ok("admin", "failed-work", "--requeue", str(first)) == {"requeued": [first]}
+    assert [m["id"] for m in cli.ok("admin", "failed-work")["messages"]] == [second]
+    assert cli.ok("admin", "failed-work", "--requeue-all") == {"requeued": [second]}
+    assert cli.ok("admin", "failed-work") == {"count": 0, "messages": []}
+    requeued = cli.sql("SELECT id, attempts, failed_at FROM outbox ORDER BY id")
+    assert requeued == [(second, 0, None), (first, 0, None), (running, 1, None)]

@@ -36,6 +36,12 @@ class Settings(BaseSettings):
     worker_poll_ms: int = Field(default=1000, ge=10)
     # How long a published outbox message may stay unfinished before it is published again.
     outbox_lease_seconds: float = Field(default=120.0, gt=0)
+    # A task that raised is published again after this wait, doubled after each failure
+    # (never longer than the outbox lease).
+    outbox_retry_seconds: float = Field(default=1.0, ge=0)
+    # Publications of one message that may fail (the task raised, or its worker stopped
+    # before finishing) before the message is set aside for 'dialscore admin failed-work'.
+    outbox_max_attempts: int = Field(default=10, ge=1)
     relay_poll_seconds: float = Field(default=0.5, gt=0)
     job_batch_size: int = Field(default=250, ge=1)
     # A worker's hold on a job it processes; renewed with every batch.

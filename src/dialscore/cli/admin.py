@@ -10,11 +10,18 @@ import typer
 from dialscore.accounts import service
 from dialscore.cli.output import emit, fail, run_with_db
 from dialscore.config import Settings
+from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
+from dialscore.kit.errors import NotFound
+from dialscore.models import OutboxMessage
+from dialscore.outbox import failed
 from dialscore.v1 import service as v1
 
-admin = typer.Typer(help="Manage clients, users, keys, credits and plans", no_args_is_help=True)
+admin = typer.Typer(
+    help="Manage clients, users, keys, credits and plans, and work that failed",
+    no_args_is_help=True,
+)
 
 
 def _amount(text: str) -> Decimal:
@@ -162,5 +169,48 @@ def show_callback_secret(user: Annotated[str, typer.Option(help="User id")]) -> 
                 session, user_id=user, server_secret=settings.resolved_secret_key
             )
         return {"userId": user, "callbackSecret": secret}
+
+    emit(run_with_db(action))
+
+
+def _failed_message(message: OutboxMessage) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "actor": message.actor,
+        "payload": message.payload,
+        "attempts": message.attempts,
+        "lastError": message.last_error,
+        "failedAt": isoformat(message.failed_at),
+        "createdAt": isoformat(message.created_at),
+    }
+
+
+@admin.command("failed-work")
+def failed_work(
+    requeue: Annotated[
+        int | None,
+        typer.Option("--requeue", help="Make this message due again, its attempts reset"),
+    ] = None,
+    requeue_all: Annotated[
+        bool, typer.Option("--requeue-all", help="Requeue every message set aside")
+    ] = False,
+) -> None:
+    """List the background work set aside after failing DIALSCORE_OUTBOX_MAX_ATTEMPTS times
+    (its last error included), or put it back in the queue."""
+    if requeue is not None and requeue_all:
+        fail("give --requeue ID or --requeue-all, not both")
+
+    async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        if requeue is None and not requeue_all:
+            async with db.read() as session:
+                messages = await failed.list_failed(session)
+            return {"count": len(messages), "messages": [_failed_message(m) for m in messages]}
+        async with db.unit_of_work() as session:
+            ids = await failed.requeue(
+                session, now=utcnow(), outbox_ids=None if requeue_all else [requeue or 0]
+            )
+            if requeue is not None and not ids:
+                raise NotFound(f"no work set aside with id {requeue}")
+        return {"requeued": ids}
 
     emit(run_with_db(action))

@@ -249,7 +249,7 @@ async def process_job(
                 await outbox.finish(session, outbox_id)
             elif job.lease_until is not None:
                 # Another worker holds the job: look again when its lease runs out.
-                await outbox.extend_lease(session, outbox_id, job.lease_until)
+                await outbox.defer(session, outbox_id, job.lease_until)
             return None
         job = await repo.get_job(session, job_id)
         assert job is not None

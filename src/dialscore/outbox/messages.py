@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import case, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.kit.clock import utcnow
 from dialscore.models import OutboxMessage
+from dialscore.outbox import failed
 
 
 def enqueue(
@@ -34,40 +35,87 @@ async def finish(session: AsyncSession, outbox_id: int) -> None:
 
 
 async def extend_lease(session: AsyncSession, outbox_id: int, until: datetime) -> None:
+    """Keeps the message from being published again before ``until`` (work in progress)."""
     await session.execute(
         update(OutboxMessage).where(OutboxMessage.id == outbox_id).values(available_at=until)
     )
 
 
+async def defer(session: AsyncSession, outbox_id: int, until: datetime) -> None:
+    """Leaves the message for later without doing its work (say, another worker holds what
+    it is about): published again at ``until``, and this publication is not a failed
+    attempt."""
+    await session.execute(
+        update(OutboxMessage)
+        .where(OutboxMessage.id == outbox_id)
+        .values(
+            available_at=until,
+            attempts=case((OutboxMessage.attempts > 0, OutboxMessage.attempts - 1), else_=0),
+        )
+    )
+
+
 async def any_due(session: AsyncSession, *, now: datetime) -> bool:
-    stmt = select(OutboxMessage.id).where(OutboxMessage.available_at <= now).limit(1)
+    stmt = (
+        select(OutboxMessage.id)
+        .where(OutboxMessage.available_at <= now, OutboxMessage.failed_at.is_(None))
+        .limit(1)
+    )
     return (await session.scalar(stmt)) is not None
 
 
+@dataclass
+class Claim:
+    """What a claim took: messages to publish now, and messages it set aside instead because
+    their attempts had run out."""
+
+    published: list[OutboxMessage] = field(default_factory=list)
+    set_aside: list[OutboxMessage] = field(default_factory=list)
+
+
 async def claim_due(
-    session: AsyncSession, *, now: datetime, lease: timedelta, limit: int, skip_locked: bool
-) -> Sequence[OutboxMessage]:
-    """Due messages, leased to the caller: their next publication moves to ``now + lease``."""
+    session: AsyncSession,
+    *,
+    now: datetime,
+    lease: timedelta,
+    limit: int,
+    skip_locked: bool,
+    max_attempts: int,
+) -> Claim:
+    """Due messages, leased to the caller: their next publication moves to ``now + lease``.
+
+    A due message already published ``max_attempts`` times is set aside instead: each of
+    those publications ended without finishing it (a worker that stopped, a task that never
+    returned), so publishing it again would only go round once more."""
     stmt = (
         select(OutboxMessage)
-        .where(OutboxMessage.available_at <= now)
+        .where(OutboxMessage.available_at <= now, OutboxMessage.failed_at.is_(None))
         .order_by(OutboxMessage.available_at, OutboxMessage.id)
         .limit(limit)
     )
     if skip_locked:
         stmt = stmt.with_for_update(skip_locked=True)
-    messages = (await session.scalars(stmt)).all()
-    for message in messages:
+    claim = Claim()
+    for message in (await session.scalars(stmt)).all():
+        if message.attempts >= max_attempts:
+            failed.set_aside(message, now=now, error=failed.UNFINISHED)
+            claim.set_aside.append(message)
+            continue
         message.available_at = now + lease
         message.attempts += 1
-    return messages
+        claim.published.append(message)
+    return claim
 
 
 async def release_leases(session: AsyncSession, *, now: datetime) -> int:
     """Makes every published, unfinished message due now (the in-memory broker lost them)."""
     result = await session.execute(
         update(OutboxMessage)
-        .where(OutboxMessage.attempts > 0, OutboxMessage.available_at > now)
+        .where(
+            OutboxMessage.attempts > 0,
+            OutboxMessage.available_at > now,
+            OutboxMessage.failed_at.is_(None),
+        )
         .values(available_at=now)
     )
     return int(getattr(result, "rowcount", 0) or 0)

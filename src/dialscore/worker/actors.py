@@ -1,36 +1,120 @@
-"""Dramatiq actors made from tasks: each runs its task with the worker's context."""
+"""Dramatiq actors made from tasks: each runs its task with the worker's context, and a task
+that fails is retried through its outbox message, never by Dramatiq."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 import dramatiq
+import structlog
 
+from dialscore.config import Settings
+from dialscore.kit.clock import utcnow
+from dialscore.outbox import failed
 from dialscore.worker.context import TaskContext
+
+log = structlog.get_logger(__name__)
 
 Task = Callable[..., Awaitable[None]]
 QUEUE = "default"
 TIME_LIMIT_MS = 15 * 60 * 1000
+# How much of an exception's text an outbox row keeps.
+ERROR_CHARS = 2000
 
 
-def declare_actors(broker: Any, tasks: Mapping[str, Task], context: TaskContext) -> None:
+def failure_policy(settings: Settings) -> failed.FailurePolicy:
+    """The outbox's retries: soon after a failure, never later than a lost message's."""
+    return failed.FailurePolicy(
+        max_attempts=settings.outbox_max_attempts,
+        first_retry=timedelta(seconds=settings.outbox_retry_seconds),
+        longest_retry=timedelta(seconds=settings.outbox_lease_seconds),
+    )
+
+
+def declare_actors(
+    broker: Any,
+    tasks: Mapping[str, Task],
+    context: TaskContext,
+    policy: failed.FailurePolicy,
+    *,
+    clock: Callable[[], datetime] = utcnow,
+) -> None:
     """Declares one actor per task on ``broker``, each bound to ``context``."""
     for name, task in tasks.items():
         dramatiq.actor(
             actor_name=name,
             queue_name=QUEUE,
             broker=broker,
-            max_retries=3,
-            min_backoff=1000,
+            # The outbox retries (record_task_failure): a Dramatiq retry on top would run a
+            # failing task again behind the outbox's back.
+            max_retries=0,
             time_limit=TIME_LIMIT_MS,
-        )(_bound(name, task, context))
+        )(_bound(name, task, context, policy, clock))
 
 
-def _bound(name: str, task: Task, context: TaskContext) -> Callable[..., Awaitable[None]]:
+def _bound(
+    name: str,
+    task: Task,
+    context: TaskContext,
+    policy: failed.FailurePolicy,
+    clock: Callable[[], datetime],
+) -> Callable[..., Awaitable[None]]:
     async def run(*, outbox_id: int, **payload: Any) -> None:
-        await task(context, outbox_id=outbox_id, **payload)
+        try:
+            await task(context, outbox_id=outbox_id, **payload)
+        except Exception as exc:
+            await record_task_failure(context, name, outbox_id, exc, policy, now=clock())
 
     run.__name__ = name
     run.__qualname__ = name
     return run
+
+
+def describe_error(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text[:ERROR_CHARS]
+
+
+async def record_task_failure(
+    context: TaskContext,
+    actor: str,
+    outbox_id: int,
+    exc: Exception,
+    policy: failed.FailurePolicy,
+    *,
+    now: datetime,
+) -> None:
+    """Notes the failure on the task's outbox message: due again after a short wait, or set
+    aside once its attempts have run out (logged as an error)."""
+    error = describe_error(exc)
+    try:
+        async with context.db.unit_of_work() as session:
+            failure = await failed.record_failure(
+                session, outbox_id, error=error, now=now, policy=policy
+            )
+            failed_total = (
+                await failed.count_failed(session) if failure and failure.set_aside else 0
+            )
+    except Exception:
+        # The message stays leased: published again when its lease runs out, which counts.
+        log.exception("could not record a failed task", actor=actor, outbox_id=outbox_id)
+        return
+    retry_at = failure.retry_at if failure is not None else None
+    log.warning(
+        "task failed",
+        actor=actor,
+        outbox_id=outbox_id,
+        attempts=failure.attempts if failure is not None else None,
+        retry_in_seconds=(retry_at - now).total_seconds() if retry_at is not None else None,
+        exc_info=exc,
+    )
+    if failure is not None and failure.set_aside:
+        failed.report_set_aside(
+            outbox_id=outbox_id,
+            actor=actor,
+            attempts=failure.attempts,
+            error=error,
+            failed_total=failed_total,
+        )

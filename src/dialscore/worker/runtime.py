@@ -4,7 +4,8 @@ relay and the webhook dispatcher."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 import dramatiq
@@ -17,19 +18,26 @@ from dramatiq.middleware import AsyncIO
 from dialscore.config import Settings
 from dialscore.enrichment.service import check_source_names
 from dialscore.jobs.tasks import TASKS
+from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import DISPATCHER, RELAY, Wakers
 from dialscore.scoring.providers import check_provider_settings
 from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
-from dialscore.worker.actors import Task, declare_actors
+from dialscore.worker.actors import Task, declare_actors, failure_policy
 from dialscore.worker.context import ClosesTaskContext, TaskContext
 from dialscore.worker.relay import Relay
 
 log = structlog.get_logger(__name__)
 
 
-def build_broker(settings: Settings, tasks: Mapping[str, Task], context: TaskContext) -> Any:
+def build_broker(
+    settings: Settings,
+    tasks: Mapping[str, Task],
+    context: TaskContext,
+    *,
+    clock: Callable[[], datetime] = utcnow,
+) -> Any:
     """A broker (Redis when configured, else in memory) with an actor for each task."""
     broker: Any
     if settings.redis_url:
@@ -39,7 +47,7 @@ def build_broker(settings: Settings, tasks: Mapping[str, Task], context: TaskCon
         broker.emit_after("process_boot")
     broker.add_middleware(AsyncIO())
     broker.add_middleware(ClosesTaskContext(context))
-    declare_actors(broker, tasks, context)
+    declare_actors(broker, tasks, context, failure_policy(settings), clock=clock)
     return broker
 
 
@@ -54,15 +62,16 @@ class BackgroundWorker:
         wakers: Wakers,
         *,
         tasks: Mapping[str, Task] = TASKS,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
-        """``tasks`` is for tests."""
+        """``tasks`` and ``clock`` (the time failures are recorded at) are for tests."""
         check_provider_settings(settings)
         check_source_names(settings)
         self.settings = settings
         self.wakers = wakers
         # Made before the worker starts, so no task can run without it.
         self.context = TaskContext(settings, Database(settings.resolved_database_url), wakers)
-        self.broker = build_broker(settings, tasks, self.context)
+        self.broker = build_broker(settings, tasks, self.context, clock=clock)
         self.in_memory = isinstance(self.broker, StubBroker)
         self.worker = dramatiq.Worker(
             self.broker,
@@ -74,6 +83,7 @@ class BackgroundWorker:
             self._publish,
             lease_seconds=settings.outbox_lease_seconds,
             poll_seconds=settings.relay_poll_seconds,
+            max_attempts=settings.outbox_max_attempts,
         )
         self._redis: Any = None
         limiter: DeliveryRateLimiter
