@@ -16,7 +16,9 @@ import redis.asyncio as aioredis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dialscore.config import Settings
 from dialscore.kit.paced_http import parse_retry_after
+from dialscore.webhooks.delivery import policy_from
 from dialscore.webhooks.policy import (
     DEFAULT_SCHEDULE,
     RETRY_WINDOW,
@@ -230,6 +232,47 @@ def test_parse_schedule_accepts_comma_separated_seconds() -> None:
 def test_parse_schedule_rejects_garbage(text: str) -> None:
     with pytest.raises(ValueError):
         parse_schedule(text)
+
+
+def configured(**values: object) -> Settings:
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg, arg-type]
+
+
+def test_a_configured_schedule_keeps_its_jitter() -> None:
+    """DIALSCORE_WEBHOOK_RETRY_SCHEDULE alone: the configured times, jittered by the default
+    tenth either way, as the default schedule is."""
+    policy = policy_from(configured(webhook_retry_schedule="10,20"))
+    assert policy.schedule == (10.0, 20.0)
+    assert policy.jitter == 0.1 == policy_from(configured()).jitter
+    rng = random.Random(5)
+    delays = set()
+    for _ in range(50):
+        when = policy.next_attempt(
+            attempts=2, first_attempt_at=NOW, now=NOW, retry_after=None, rng=rng
+        )
+        assert when is not None
+        delays.add((when - NOW).total_seconds())
+    assert all(18 <= delay <= 22 for delay in delays)
+    assert min(delays) < 20 < max(delays)
+
+
+def test_jitter_is_off_only_when_set_to_zero() -> None:
+    exact = policy_from(configured(webhook_retry_schedule="10,20", webhook_retry_jitter=0))
+    when = exact.next_attempt(
+        attempts=2, first_attempt_at=NOW, now=NOW, retry_after=None, rng=random.Random(5)
+    )
+    assert when == NOW + timedelta(seconds=20)
+    wider = policy_from(configured(webhook_retry_jitter=0.3))
+    assert (wider.schedule, wider.jitter) == (DEFAULT_SCHEDULE, 0.3)
+
+
+def test_jitter_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIALSCORE_WEBHOOK_RETRY_SCHEDULE", "1,2")
+    monkeypatch.setenv("DIALSCORE_WEBHOOK_RETRY_JITTER", "0")
+    assert policy_from(configured()) == RetryPolicy(schedule=(1.0, 2.0), jitter=0)
+    monkeypatch.setenv("DIALSCORE_WEBHOOK_RETRY_JITTER", "1.5")
+    with pytest.raises(ValueError, match="webhook_retry_jitter"):
+        configured()
 
 
 @settings(max_examples=300, deadline=None)

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     # Webhooks (D20-D24).
     webhook_allow_private: bool = False
     webhook_retry_schedule: str | None = None
+    # Each retry's wait varies by up to this fraction either way, so that deliveries that
+    # failed together do not all come back at once; 0 keeps the schedule's times exactly.
+    webhook_retry_jitter: float = Field(default=0.1, ge=0, lt=1)
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_max_in_flight: int = Field(default=50, ge=1)
     webhook_per_endpoint: int = Field(default=8, ge=1)

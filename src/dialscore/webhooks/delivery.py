@@ -27,7 +27,7 @@ from dialscore.kit.paced_http import parse_retry_after
 from dialscore.kit.polling import PollingLoop
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import sign
-from dialscore.webhooks.policy import RetryPolicy, classify, parse_schedule
+from dialscore.webhooks.policy import DEFAULT_SCHEDULE, RetryPolicy, classify, parse_schedule
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter
 from dialscore.webhooks.schemas import delivery_body
 from dialscore.webhooks.service import secret_box
@@ -73,9 +73,11 @@ def _origin(url: str) -> str:
 
 
 def policy_from(settings: Settings) -> RetryPolicy:
+    """The configured schedule (else the default one) with the configured jitter."""
+    schedule = DEFAULT_SCHEDULE
     if settings.webhook_retry_schedule:
-        return RetryPolicy(schedule=parse_schedule(settings.webhook_retry_schedule), jitter=0)
-    return RetryPolicy()
+        schedule = parse_schedule(settings.webhook_retry_schedule)
+    return RetryPolicy(schedule=schedule, jitter=settings.webhook_retry_jitter)
 
 
 class Dispatcher:
