@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+import sqlalchemy as sa
 from alembic import command
 
+from dialscore.kit.db import sync_url
 from dialscore.migrations import alembic_config, upgrade
 from tests.conftest import DATABASES
 from tests.processes import fresh_postgres_database
@@ -91,3 +95,95 @@ def test_directory_ids_unique_by_an_index_instead_of_the_primary_key(empty_url: 
     assert named_indexes(url) == LOOKUP_INDEXES
     upgrade(url)
     assert rows_of(url, people) == before
+
+
+# -- 0011: contact-number keys from identity --------------------------------------------------
+
+
+def _dummy(column: sa.Column[Any]) -> Any:
+    """A value of the column's type, for a required column the test does not care about."""
+    kind = column.type
+    if isinstance(kind, sa.JSON):
+        return {}
+    if isinstance(kind, sa.Boolean):
+        return False
+    if isinstance(kind, sa.Integer | sa.Numeric):
+        return 0
+    if isinstance(kind, sa.DateTime):
+        return datetime(2026, 11, 1, tzinfo=UTC)
+    return "x"
+
+
+def insert_rows(conn: sa.Connection, table_name: str, rows: list[dict[str, Any]]) -> None:
+    """Rows of the table as the database has it, the required columns not given filled."""
+    table = sa.Table(table_name, sa.MetaData(), autoload_with=conn)
+    required = [c for c in table.columns if not c.nullable and c.server_default is None]
+    full = [{**{c.name: _dummy(c) for c in required if c.name not in row}, **row} for row in rows]
+    conn.execute(table.insert(), full)
+
+
+# A contact's fields, its keys as scoring wrote them before 0011, and as identity gives them.
+REKEYED = [
+    ({"firstName": "Zoë", "lastName": "O'Brien", "companyAccount": "Widgets & Sons Pty Ltd"},
+     ("name:widgets sons", "zoe o brien"), ("name:widgets and sons", "zoe obrien")),
+    ({"firstName": "Bob", "website": "https://www.linkedin.com/company/acme-inc"},
+     ("domain:linkedin.com", "bob"), ("page:acme-inc", "bob")),
+    ({"firstName": "Ann", "lastName": "Lee", "email": "Ann@Acme.com"},
+     ("domain:acme.com", "ann lee"), ("domain:acme.com", "ann lee")),
+    ({"lastName": "Ørsted", "companyInfo": {"companyAccount": "The Acme Company"}},
+     (None, "rsted"), ("name:acme", "orsted")),
+]  # fmt: skip
+NUMBERS = "SELECT contact_id, number, company_key, person_key FROM contact_numbers"
+
+
+def test_contact_number_keys_are_recomputed_from_identity(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url, "0010")
+    engine = sa.create_engine(sync_url(url))
+    # More contacts than one batch of the migration, so that it pages through them.
+    many = [({"firstName": f"P{i}", "companyAccount": "Acme Inc."}, ("name:acme", f"p{i}"),
+             ("name:acme", f"p{i}")) for i in range(1005)]  # fmt: skip
+    people = REKEYED + many
+    ids = [f"c{i:05}" for i in range(len(people))]
+    try:
+        with engine.begin() as conn:
+            insert_rows(conn, "clients", [{"id": "client", "plan_name": "free"}])
+            insert_rows(conn, "users", [{"id": "user", "client_id": "client"}])
+            insert_rows(conn, "jobs", [{"id": "job", "client_id": "client", "user_id": "user"}])
+            insert_rows(
+                conn,
+                "contacts",
+                [
+                    {"id": i, "job_id": "job", "client_id": "client", "ordinal": n, "fields": f}
+                    for n, (i, (f, _, _)) in enumerate(zip(ids, people, strict=True))
+                ],
+            )
+            rows = [
+                {"contact_id": i, "number": number, "client_id": "client",
+                 "company_key": old[0], "person_key": old[1]}
+                for i, (_, old, _) in zip(ids, people, strict=True)
+                for number in ("+14155552671", "+14155552672")
+            ]  # fmt: skip
+            # The numbers of a contact no longer stored keep their keys.
+            rows.append({"contact_id": "gone", "number": "+14155552671", "client_id": "client",
+                         "company_key": "name:x", "person_key": "x y"})  # fmt: skip
+            insert_rows(conn, "contact_numbers", rows)
+    finally:
+        engine.dispose()
+
+    def expected(version: int) -> list[tuple[Any, ...]]:
+        found = [
+            (i, number, *keys[version])
+            for i, keys in zip(ids, people, strict=True)
+            for number in ("+14155552671", "+14155552672")
+        ]
+        return sorted([*found, ("gone", "+14155552671", "name:x", "x y")])
+
+    before, after = expected(1), expected(2)
+    assert sorted(rows_of(url, NUMBERS)) == before
+    upgrade(url, "0011")
+    assert sorted(rows_of(url, NUMBERS)) == after
+    command.downgrade(alembic_config(url), "0010")
+    assert sorted(rows_of(url, NUMBERS)) == before
+    upgrade(url, "0011")
+    assert sorted(rows_of(url, NUMBERS)) == after
