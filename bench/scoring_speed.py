@@ -85,7 +85,6 @@ T = TypeVar("T")
 # call them through the module, so a wrapper set on the module is what they run).
 TIMED_MODULES = (
     "dialscore.scoring.repository",
-    "dialscore.calls.repository",
     "dialscore.jobs.repository",
     "dialscore.webhooks.service",
     "dialscore.outbox.messages",
