@@ -1,13 +1,16 @@
 """What the request rate limiter costs: requests per second of a cheap authenticated endpoint
 (``GET /api/public/v2/account/features``) with the limiter off, on with the in-memory store,
-and on with the Redis store, measured in the same run over real HTTP.
+and on with the Redis store, measured in the same run over real HTTP, and the server's CPU
+time per request (which a busy machine disturbs far less than the rate).
 
 Starts three ``python -m dialscore serve --no-worker`` processes on one SQLite database in a
 temporary data directory (the third with ``DIALSCORE_REDIS_URL``), creates an enterprise
 client whose tiers are lifted so no request is refused, then measures rounds of
 ``--requests`` requests over ``--connections`` keep-alive connections against each server in
 turn (the order rotates each round, so drift in the machine's speed falls on every variant
-alike). Prints each variant's median rate over ``--rounds`` rounds and its ratio to "off".
+alike). Prints each variant's median rate over ``--rounds`` rounds and its ratio to "off",
+then each variant's median CPU time per request in its server process (read from /proc, so
+on Linux) and what the limiter adds to it.
 
 The client is a minimal HTTP/1.1 loop on asyncio streams, so that the client's own cost stays
 small next to the server's. Every wait is bounded and the run stops after ``--timeout``
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -35,6 +39,15 @@ from embedded import BenchError, Deadline, cli, free_port, running_server, serve
 
 PATH = "/api/public/v2/account/features"
 LIFTED = ["--per-second", "1000000000", "--per-minute", "1000000000", "--per-day", "1000000000"]
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user and system, every thread) a process has used so far; None off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _connection(port: int, request: bytes, count: int, deadline: Deadline) -> None:
@@ -98,9 +111,12 @@ def main() -> int:
         }
         ports = {name: free_port() for name in variants}
         rates: dict[str, list[float]] = {name: [] for name in variants}
+        # CPU microseconds per request of each round, in the variant's server process.
+        cpu: dict[str, list[float]] = {name: [] for name in variants}
+        pids: dict[str, int] = {}
         with ExitStack() as stack:
             for name, variant_env in variants.items():
-                stack.enter_context(
+                pids[name] = stack.enter_context(
                     running_server(
                         variant_env,
                         workdir,
@@ -109,7 +125,7 @@ def main() -> int:
                         args=("--no-worker",),
                         log_name=f"server-{name}.log",
                     )
-                )
+                ).pid
             names = list(variants)
             # One unmeasured round each: connections, caches and the script load warm up.
             for name in names:
@@ -117,17 +133,21 @@ def main() -> int:
             for round_number in range(args.rounds):
                 shift = round_number % len(names)
                 for name in names[shift:] + names[:shift]:
-                    rates[name].append(
-                        asyncio.run(
-                            _round(
-                                ports[name],
-                                created["apiKey"],
-                                args.requests,
-                                args.connections,
-                                deadline,
-                            )
+                    before = cpu_seconds(pids[name])
+                    rate = asyncio.run(
+                        _round(
+                            ports[name],
+                            created["apiKey"],
+                            args.requests,
+                            args.connections,
+                            deadline,
                         )
                     )
+                    rates[name].append(rate)
+                    after = cpu_seconds(pids[name])
+                    if before is not None and after is not None:
+                        sent = args.requests // args.connections * args.connections
+                        cpu[name].append((after - before) / sent * 1e6)
         off = statistics.median(rates["off"])
         print(
             f"GET {PATH}, {args.rounds} rounds of {args.requests} requests over "
@@ -141,6 +161,16 @@ def main() -> int:
             if name != "off":
                 line += f"  ratio to off {median / off:.3f} (cost {cost:+.1f} %)"
             print(line)
+        if all(cpu.values()):
+            off_cpu = statistics.median(cpu["off"])
+            print("server CPU time per request, median of the rounds:")
+            for name in names:
+                median = statistics.median(cpu[name])
+                spread = f"{min(cpu[name]):.0f}-{max(cpu[name]):.0f}"
+                line = f"  limiter {name:<6} {median:7.0f} us (rounds {spread})"
+                if name != "off":
+                    line += f"  {median - off_cpu:+.0f} us over off ({median / off_cpu - 1:+.1%})"
+                print(line)
         return 0
     except BenchError as exc:
         print(f"benchmark failed: {exc}", file=sys.stderr)
