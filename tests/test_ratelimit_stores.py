@@ -1,5 +1,6 @@
 """The request counters (D25, D26): the memory store on a fake clock, the Redis store on the
-real Redis and its clock, exact counts under concurrency, and the limiter when Redis fails."""
+real Redis and its clock, exact counts under concurrency, and the limiter when Redis fails,
+times out or answers an error. The Redis link itself has its own tests (tests/test_resp.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from redis.crc import key_slot
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
-from dialscore.kit.resp import RedisLink
+from dialscore.kit.resp import RedisLink, ReplyError
 from dialscore.ratelimit import service
 from dialscore.ratelimit.service import REDIS_RETRY_SECONDS, LimiterUnavailable, RequestLimiter
 from dialscore.ratelimit.stores import Counts, MemoryStore, RedisStore
@@ -544,12 +545,14 @@ async def test_fail_closed_raises_and_logs_once(
 
 class RedisRelay:
     """A TCP relay in front of the real Redis that the test can cut and restore: an outage of
-    the network between an API process and Redis, with Redis itself untouched."""
+    the network between an API process and Redis, with Redis itself untouched. With ``silent``
+    set, commands are swallowed: Redis never sees them and no reply comes."""
 
     def __init__(self) -> None:
         target = urlsplit(REDIS_URL)
         self._target = (target.hostname or "127.0.0.1", target.port or 6379)
         self.port = 0
+        self.silent = False
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -584,16 +587,20 @@ class RedisRelay:
         up_reader, up_writer = await asyncio.open_connection(*self._target)
         self._writers.update((writer, up_writer))
         pipes = [
-            asyncio.create_task(self._pipe(reader, up_writer)),
-            asyncio.create_task(self._pipe(up_reader, writer)),
+            asyncio.create_task(self._pipe(reader, up_writer, commands=True)),
+            asyncio.create_task(self._pipe(up_reader, writer, commands=False)),
         ]
         self._tasks.update(pipes)
         for pipe in pipes:
             pipe.add_done_callback(self._tasks.discard)
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, commands: bool
+    ) -> None:
         try:
             while data := await reader.read(65536):
+                if commands and self.silent:
+                    continue
                 writer.write(data)
                 await writer.drain()
         except (OSError, asyncio.IncompleteReadError):
@@ -650,3 +657,78 @@ async def test_an_outage_falls_back_then_redis_is_used_again(
     recoveries = [entry for entry in logs if entry["event"] == RECOVERY_EVENT]
     assert len(recoveries) == 1, logs
     assert recoveries[0]["log_level"] == "warning"
+
+
+# -- the limiter when Redis times out or answers an error -------------------------------
+
+
+async def test_a_timeout_falls_back_then_redis_is_used_again(
+    tmp_path: Path,
+    namespace: str,
+    relay: RedisRelay,
+    redis_store: RedisStore,
+    fake_monotonic: FakeMonotonic,
+) -> None:
+    settings = make_settings(
+        tmp_path, redis_url=relay.url, redis_namespace=namespace, rate_limit_redis_timeout=0.2
+    )
+
+    async def counted(limiter: RequestLimiter) -> int:
+        decision = await limiter.check("client:a", ROOMY, consume=True)
+        return 1_000_000 - decision.states[2].remaining
+
+    with capture_logs() as logs:
+        async with limiter_of(settings) as limiter:
+            assert await counted(limiter) == 1
+            relay.silent = True
+            # Redis does not answer: this process's own counters answer, from nothing.
+            assert await counted(limiter) == 1
+            relay.silent = False
+            assert await counted(limiter) == 2  # still within the pause after the failure
+            fake_monotonic.now += REDIS_RETRY_SECONDS + 0.01
+            assert await counted(limiter) == 2  # Redis again: its count goes on
+            assert (await redis_store.count("client:a", consume=False))[0]["day"] == 2
+    [outage] = outage_events(logs)
+    assert "did not answer within 0.2 s" in outage["error"], outage
+    assert [entry["event"] for entry in logs if entry["event"] == RECOVERY_EVENT] == [
+        RECOVERY_EVENT
+    ]
+
+
+async def test_an_error_reply_is_reported_and_the_limiter_falls_back(
+    tmp_path: Path,
+    namespace: str,
+    redis_store: RedisStore,
+    client: redis.asyncio.Redis,
+    fake_monotonic: FakeMonotonic,
+) -> None:
+    # A key of another type where a count belongs: Redis answers the script with WRONGTYPE.
+    await client.set(redis_store.keys("client:a")[2], "not a hash")
+    with pytest.raises(ReplyError, match="WRONGTYPE"):
+        await redis_store.count("client:a", consume=True)
+    settings = make_settings(tmp_path, redis_url=REDIS_URL, redis_namespace=namespace)
+    with capture_logs() as logs:
+        async with limiter_of(settings) as limiter:
+            decision = await limiter.check("client:a", ROOMY, consume=True)
+            assert decision.states[2].remaining == 1_000_000 - 1  # counted in memory
+            fake_monotonic.now += REDIS_RETRY_SECONDS + 0.01
+            decision = await limiter.check("client:b", ROOMY, consume=True)
+    [outage] = outage_events(logs)
+    assert "WRONGTYPE" in outage["error"], outage
+    # Redis itself was fine: the next key was counted there.
+    assert (await redis_store.count("client:b", consume=False))[0]["day"] == 1
+
+
+async def test_a_redis_that_lost_the_script_is_sent_it_again(
+    redis_store: RedisStore, client: redis.asyncio.Redis
+) -> None:
+    async def evalsha_calls() -> int:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+    assert (await redis_store.count("client:a", consume=True))[0]["day"] == 1
+    before = await evalsha_calls()
+    await client.script_flush()  # as a restarted Redis would be
+    assert (await redis_store.count("client:a", consume=True))[0]["day"] == 2
+    # EVALSHA answered NOSCRIPT; the script was loaded and the call made again.
+    assert await evalsha_calls() >= before + 2
