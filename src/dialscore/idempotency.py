@@ -41,11 +41,12 @@ IdempotencyKey = Annotated[
 ]
 
 
-def request_hash(body: Any, scope: str | None = None) -> str:
-    """The fingerprint of a request body: a key reused with another body is refused.
-    ``scope`` (an operation's name) keeps a key used there from replaying elsewhere."""
-    value = body if scope is None else {"endpoint": scope, "body": body}
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def request_hash(body: Any, scope: str) -> str:
+    """The fingerprint of a request to one operation (``scope``, its name): a key reused with
+    another body, or for another operation, is refused (P9, P60)."""
+    canonical = json.dumps(
+        {"endpoint": scope, "body": body}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
