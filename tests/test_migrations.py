@@ -30,13 +30,13 @@ def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def execute(url: str, sql: str) -> None:
+def sql(url: str, statement: str) -> list[tuple[Any, ...]]:
     if url.startswith("sqlite"):
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            conn.execute(sql)
-        return
+            return [tuple(r) for r in conn.execute(statement).fetchall()]
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(sql)
+        cursor = conn.execute(statement)
+        return [tuple(r) for r in cursor.fetchall()] if cursor.description else []
 
 
 LOOKUP_INDEXES = ["ix_directory_people_company", "ix_directory_people_email",
@@ -69,7 +69,7 @@ def primary_key(url: str) -> list[str]:
 def test_directory_ids_unique_by_an_index_instead_of_the_primary_key(empty_url: str) -> None:
     url = empty_url
     upgrade(url, "0008")
-    execute(
+    sql(
         url,
         "INSERT INTO directory_people (id, phones, updated_at, email_key, company_key, "
         "first_initial, last_name_key) VALUES "
@@ -86,7 +86,7 @@ def test_directory_ids_unique_by_an_index_instead_of_the_primary_key(empty_url: 
     assert primary_key(url) == []
     assert named_indexes(url) == [*LOOKUP_INDEXES, "ux_directory_people_id"]
     with pytest.raises(Exception, match=r"(?i)unique"):
-        execute(url, "INSERT INTO directory_people (id, phones, updated_at) VALUES ('a', '[]', "
+        sql(url, "INSERT INTO directory_people (id, phones, updated_at) VALUES ('a', '[]', "
                 "'2026-11-01 00:00:00')")  # fmt: skip
 
     command.downgrade(alembic_config(url), "0008")
@@ -187,3 +187,61 @@ def test_contact_number_keys_are_recomputed_from_identity(empty_url: str) -> Non
     assert sorted(rows_of(url, NUMBERS)) == before
     upgrade(url, "0011")
     assert sorted(rows_of(url, NUMBERS)) == after
+
+
+# -- migration 0010 --------------------------------------------------------------------------
+
+
+def outbox_indexes(url: str) -> list[str]:
+    if url.startswith("sqlite"):
+        return sorted(r[1] for r in sql(url, "PRAGMA index_list(outbox)") if r[3] == "c")
+    found = sql(url, "SELECT indexname FROM pg_indexes WHERE tablename = 'outbox'")
+    return sorted(r[0] for r in found if r[0] != "outbox_pkey")
+
+
+def outbox_columns(url: str) -> list[str]:
+    if url.startswith("sqlite"):
+        return [r[1] for r in sql(url, "PRAGMA table_info(outbox)")]
+    return [
+        r[0]
+        for r in sql(
+            url,
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'outbox' "
+            "ORDER BY ordinal_position",
+        )
+    ]
+
+
+ROWS = "SELECT id, actor, payload, attempts FROM outbox ORDER BY id"
+
+
+def test_migration_0010_adds_the_failed_state_and_keeps_the_rows(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url, "0009")
+    sql(
+        url,
+        "INSERT INTO outbox (actor, payload, available_at, attempts, created_at) VALUES "
+        "('process_job', '{\"job_id\": \"a\"}', '2026-11-01 00:00:00', 0, "
+        "'2026-11-01 00:00:00'), "
+        "('process_job', '{\"job_id\": \"b\"}', '2026-11-01 00:00:00', 12, "
+        "'2026-11-01 00:00:00')",
+    )
+    before = sql(url, ROWS)
+    assert outbox_indexes(url) == ["ix_outbox_available"]
+
+    upgrade(url)
+    assert sql(url, ROWS) == before
+    assert outbox_columns(url)[-2:] == ["last_error", "failed_at"]
+    assert outbox_indexes(url) == ["ix_outbox_due"]
+    assert sql(url, "SELECT count(*) FROM outbox WHERE failed_at IS NULL") == [(2,)]
+    sql(url, "UPDATE outbox SET failed_at = '2026-11-02 00:00:00', last_error = 'boom' "
+        "WHERE attempts = 12")  # fmt: skip
+
+    command.downgrade(alembic_config(url), "0009")
+    after = sql(url, ROWS)
+    # The work set aside goes back to the queue, its attempts reset; the rest is unchanged.
+    assert after == [before[0], (*before[1][:3], 0)]
+    assert "failed_at" not in outbox_columns(url)
+    assert outbox_indexes(url) == ["ix_outbox_available"]
+    upgrade(url)
+    assert sql(url, ROWS) == after

@@ -5,30 +5,25 @@ keeps failing is set aside with its last error (logged, counted, listed by
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from alembic import command
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
 from dialscore.kit.clock import isoformat
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import Wakers
-from dialscore.migrations import alembic_config, upgrade
 from dialscore.models import OutboxMessage
 from dialscore.outbox import failed, messages
 from dialscore.worker.context import TaskContext
 from dialscore.worker.relay import Relay
 from dialscore.worker.runtime import BackgroundWorker
-from tests.conftest import DATABASES
-from tests.processes import base_env, cli_error, cli_json, fresh_postgres_database
+from tests.processes import base_env, cli_error, cli_json
 
 NOW = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 ACTOR = "flaky"
@@ -408,80 +403,3 @@ async def test_requeue_makes_set_aside_work_due_with_its_attempts_reset(db: Data
         assert (message.failed_at, message.attempts, message.available_at) == (None, 0, later)
         assert message.last_error == failed.UNFINISHED
     assert {m.id for m in (await claim(db, later)).published} == {first, second}
-
-
-# -- migration 0010 --------------------------------------------------------------------------
-
-
-@pytest.fixture(params=DATABASES)
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database of its own, not yet migrated."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'migrated.db'}"
-        return
-    with fresh_postgres_database() as url:
-        yield url
-
-
-def sql(url: str, statement: str) -> list[tuple[Any, ...]]:
-    if url.startswith("sqlite"):
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            return [tuple(r) for r in conn.execute(statement).fetchall()]
-    with psycopg.connect(url, autocommit=True) as conn:
-        cursor = conn.execute(statement)
-        return [tuple(r) for r in cursor.fetchall()] if cursor.description else []
-
-
-def outbox_indexes(url: str) -> list[str]:
-    if url.startswith("sqlite"):
-        return sorted(r[1] for r in sql(url, "PRAGMA index_list(outbox)") if r[3] == "c")
-    found = sql(url, "SELECT indexname FROM pg_indexes WHERE tablename = 'outbox'")
-    return sorted(r[0] for r in found if r[0] != "outbox_pkey")
-
-
-def outbox_columns(url: str) -> list[str]:
-    if url.startswith("sqlite"):
-        return [r[1] for r in sql(url, "PRAGMA table_info(outbox)")]
-    return [
-        r[0]
-        for r in sql(
-            url,
-            "SELECT column_name FROM information_schema.columns WHERE table_name = 'outbox' "
-            "ORDER BY ordinal_position",
-        )
-    ]
-
-
-ROWS = "SELECT id, actor, payload, attempts FROM outbox ORDER BY id"
-
-
-def test_migration_0010_adds_the_failed_state_and_keeps_the_rows(empty_url: str) -> None:
-    url = empty_url
-    upgrade(url, "0009")
-    sql(
-        url,
-        "INSERT INTO outbox (actor, payload, available_at, attempts, created_at) VALUES "
-        "('process_job', '{\"job_id\": \"a\"}', '2026-11-01 00:00:00', 0, "
-        "'2026-11-01 00:00:00'), "
-        "('process_job', '{\"job_id\": \"b\"}', '2026-11-01 00:00:00', 12, "
-        "'2026-11-01 00:00:00')",
-    )
-    before = sql(url, ROWS)
-    assert outbox_indexes(url) == ["ix_outbox_available"]
-
-    upgrade(url)
-    assert sql(url, ROWS) == before
-    assert outbox_columns(url)[-2:] == ["last_error", "failed_at"]
-    assert outbox_indexes(url) == ["ix_outbox_due"]
-    assert sql(url, "SELECT count(*) FROM outbox WHERE failed_at IS NULL") == [(2,)]
-    sql(url, "UPDATE outbox SET failed_at = '2026-11-02 00:00:00', last_error = 'boom' "
-        "WHERE attempts = 12")  # fmt: skip
-
-    command.downgrade(alembic_config(url), "0009")
-    after = sql(url, ROWS)
-    # The work set aside goes back to the queue, its attempts reset; the rest is unchanged.
-    assert after == [before[0], (*before[1][:3], 0)]
-    assert "failed_at" not in outbox_columns(url)
-    assert outbox_indexes(url) == ["ix_outbox_available"]
-    upgrade(url)
-    assert sql(url, ROWS) == after
