@@ -100,6 +100,19 @@ class Settings(BaseSettings):
     enrichment_max_in_flight: int = Field(default=10, ge=1)
 
     max_body_bytes: int = 10 * 1024 * 1024
+
+    # The web app (/app): sessions end after this long without a page, or this long after
+    # signing in, whichever comes first.
+    session_idle_minutes: float = Field(default=120, gt=0)
+    session_lifetime_hours: float = Field(default=12, gt=0)
+    # Failed sign-ins for one email within the lock time: after the first number each answer
+    # is slowed down, after the second the email is refused until the lock time has passed
+    # (an address gets five times as many).
+    signin_failures_before_delay: int = Field(default=3, ge=1)
+    signin_failures_before_lock: int = Field(default=10, ge=1)
+    signin_lock_minutes: float = Field(default=15, gt=0)
+    upload_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1)
+    upload_max_rows: int = Field(default=50_000, ge=1)
     idempotency_ttl_hours: int = 24
 
     @cached_property

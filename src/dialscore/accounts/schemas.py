@@ -63,7 +63,8 @@ class Principal:
     user_id: str
     client_id: str
     role: str
-    key_id: str
+    # None for a person signed in to the web app.
+    key_id: str | None
     plan: EffectivePlan
 
 

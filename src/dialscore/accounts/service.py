@@ -68,6 +68,8 @@ async def authenticate(
         raise Unauthorized("invalid API key")
     if key.revoked_at is not None:
         raise Unauthorized("this API key has been revoked")
+    if user.deactivated_at is not None:
+        raise Unauthorized("this API key's user has been deactivated")
     if key.expires_at is not None and key.expires_at <= now:
         raise Unauthorized("this API key has expired")
     return Principal(

@@ -11,6 +11,7 @@ from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job
 from dialscore.models.outbox import OutboxMessage
 from dialscore.models.scoring import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.models.signin import PasswordLink, SignInFailure, WebSession
 from dialscore.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 __all__ = [
@@ -30,8 +31,11 @@ __all__ = [
     "Job",
     "NumberBlock",
     "OutboxMessage",
+    "PasswordLink",
     "Plan",
+    "SignInFailure",
     "User",
+    "WebSession",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookSubscription",

@@ -52,6 +52,10 @@ class User(Base):
     # Signs the user's version 1 contact callbacks; sealed like webhook secrets, made when
     # first needed.
     callback_secret_ciphertext: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # An argon2 hash; None until a password is set (the web app only).
+    password_hash: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # A deactivated user can neither sign in nor use their keys.
+    deactivated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class ApiKey(Base):
@@ -63,6 +67,9 @@ class ApiKey(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    label: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # Updated at most once a minute, so that authenticating rarely writes.
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class CreditLedgerEntry(Base):

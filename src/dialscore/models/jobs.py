@@ -32,6 +32,9 @@ class Job(Base):
     finalized_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # A worker holds the job until this time; a second worker leaves it alone until then.
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A job started from an uploaded file: the file's header, so that results can be
+    # downloaded with the columns as they were.
+    upload_columns: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
 
 class Contact(Base):
@@ -84,3 +87,5 @@ class Contact(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     scored_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # The contact's row of the uploaded file, cell by cell (jobs with upload_columns only).
+    source_row: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
