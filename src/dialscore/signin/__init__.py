@@ -1,0 +1,1 @@
+"""Signing in to the web app: passwords, sessions, throttled failures, password links."""

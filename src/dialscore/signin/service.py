@@ -1,0 +1,222 @@
+"""Sign-in use cases: passwords (argon2), server-side sessions, failed sign-ins slowed down
+and then refused, and one-time links to set a password."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.accounts import repository as accounts_repo
+from dialscore.accounts.schemas import Principal
+from dialscore.accounts.service import effective_plan
+from dialscore.kit.clock import new_id
+from dialscore.kit.errors import BadRequest, NotFound
+from dialscore.models import PasswordLink, User, WebSession
+from dialscore.signin import repository as repo
+from dialscore.signin.schemas import (
+    MAX_PASSWORD_LENGTH,
+    MIN_PASSWORD_LENGTH,
+    Policy,
+    Refusal,
+    SignedIn,
+    WebUser,
+)
+
+_hasher = PasswordHasher()
+# Verified when the email is unknown, so that an answer takes as long either way.
+_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+WRONG_CREDENTIALS = "The email or password is not right."
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+# -- passwords --------------------------------------------------------------------------------
+
+
+def check_password(password: str) -> str:
+    """The password when it may be used; 400 saying what is wrong otherwise."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise BadRequest(f"the password must have at least {MIN_PASSWORD_LENGTH} characters")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise BadRequest(f"the password must have at most {MAX_PASSWORD_LENGTH} characters")
+    return password
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(check_password(password))
+
+
+def password_matches(stored: str | None, password: str) -> bool:
+    try:
+        return _hasher.verify(stored or _DUMMY_HASH, password) and stored is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+async def set_password(session: AsyncSession, *, user_id: str, password: str) -> User:
+    user = await accounts_repo.get_user(session, user_id)
+    if user is None:
+        raise NotFound(f"no user with id {user_id}")
+    user.password_hash = hash_password(password)
+    return user
+
+
+# -- signing in -------------------------------------------------------------------------------
+
+
+def _wait_text(delta: timedelta) -> str:
+    minutes = max(1, -(-int(delta.total_seconds()) // 60))
+    return f"{minutes} minute{'s' if minutes > 1 else ''}"
+
+
+async def _throttle(
+    session: AsyncSession, keys: dict[str, int], now: datetime, policy: Policy
+) -> Refusal | None:
+    """A refusal when one of ``keys`` (key → failures allowed) failed too often lately; else
+    how long to slow this attempt down, as a refusal with no message."""
+    since = now - policy.window
+    delay = 0.0
+    for key, allowed in keys.items():
+        await repo.forget_failures(session, key, before=since)
+        recent = await repo.recent_failures(session, key, since)
+        if len(recent) >= allowed:
+            wait = recent[len(recent) - allowed] + policy.window - now
+            return Refusal(
+                f"Too many failed sign-ins. Try again in {_wait_text(wait)}, "
+                "or ask your administrator for a link to set a new password."
+            )
+        over = len(recent) - policy.failures_before_delay + 1
+        if over > 0:
+            delay = max(delay, min(float(over), policy.max_delay_seconds))
+    return Refusal("", delay) if delay else None
+
+
+async def sign_in(
+    session: AsyncSession,
+    *,
+    email: str,
+    password: str,
+    address: str,
+    now: datetime,
+    policy: Policy,
+) -> SignedIn | Refusal:
+    """A new session for the user with this email and password, or why not. A refusal with a
+    delay is to be answered only after that many seconds."""
+    email = email.strip().lower()
+    keys = {
+        f"email:{email}": policy.failures_before_lock,
+        f"address:{address}": policy.failures_before_lock * policy.address_factor,
+    }
+    throttled = await _throttle(session, keys, now, policy)
+    if throttled is not None and throttled.message:
+        return throttled
+    user = await repo.user_by_email(session, email)
+    active = user is not None and user.deactivated_at is None
+    if user is None or not password_matches(user.password_hash if active else None, password):
+        for key in keys:
+            repo.add_failure(session, key, now)
+        delay = throttled.delay_seconds if throttled else 0.0
+        return Refusal(WRONG_CREDENTIALS, delay)
+    await repo.forget_failures(session, f"email:{email}")
+    token = secrets.token_urlsafe(32)
+    expires_at = now + policy.lifetime
+    session.add(
+        WebSession(
+            id=new_id(),
+            token_hash=token_hash(token),
+            user_id=user.id,
+            csrf_token=secrets.token_urlsafe(32),
+            created_at=now,
+            last_seen_at=now,
+            expires_at=expires_at,
+        )
+    )
+    return SignedIn(token, expires_at)
+
+
+async def session_user(
+    session: AsyncSession, *, token: str, now: datetime, policy: Policy
+) -> WebUser | None:
+    """The signed-in user of a session cookie; None when the session is unknown, revoked,
+    idle too long, past its lifetime, or its user deactivated. Marks it seen (at most once a
+    minute, so that reading pages rarely writes)."""
+    rows = await repo.session_rows(session, token_hash(token))
+    if rows is None:
+        return None
+    web_session, user, client, plan = rows
+    if (
+        web_session.revoked_at is not None
+        or web_session.expires_at <= now
+        or web_session.last_seen_at + policy.idle <= now
+        or user.deactivated_at is not None
+    ):
+        return None
+    if now - web_session.last_seen_at >= timedelta(minutes=1):
+        web_session.last_seen_at = now
+    principal = Principal(
+        user_id=user.id,
+        client_id=client.id,
+        role=user.role,
+        key_id=None,
+        plan=effective_plan(plan, client.overrides),
+    )
+    return WebUser(principal, user.email, web_session.id, web_session.csrf_token)
+
+
+async def sign_out(session: AsyncSession, *, token: str, now: datetime) -> None:
+    rows = await repo.session_rows(session, token_hash(token))
+    if rows is not None and rows[0].revoked_at is None:
+        rows[0].revoked_at = now
+
+
+async def end_sessions(session: AsyncSession, *, user_id: str, now: datetime) -> None:
+    """Ends every session of a user (deactivated, or a new password)."""
+    await repo.revoke_sessions(session, user_id, now)
+
+
+# -- password links ---------------------------------------------------------------------------
+
+
+async def create_password_link(
+    session: AsyncSession, *, user_id: str, now: datetime, policy: Policy
+) -> str:
+    """A token for a one-time link to set ``user_id``'s password; only its hash is kept."""
+    token = secrets.token_urlsafe(32)
+    session.add(
+        PasswordLink(
+            id=new_id(),
+            token_hash=token_hash(token),
+            user_id=user_id,
+            created_at=now,
+            expires_at=now + policy.password_link_lifetime,
+        )
+    )
+    return token
+
+
+async def usable_link(session: AsyncSession, *, token: str, now: datetime) -> PasswordLink:
+    link = await repo.password_link(session, token_hash(token))
+    if link is None or link.used_at is not None or link.expires_at <= now:
+        raise NotFound(
+            "this link is not valid: it was used already, has expired, or was never made; "
+            "ask your administrator for a new one"
+        )
+    return link
+
+
+async def use_password_link(
+    session: AsyncSession, *, token: str, password: str, now: datetime
+) -> User:
+    """Sets the password of the link's user, spends the link and ends the user's sessions."""
+    link = await usable_link(session, token=token, now=now)
+    user = await set_password(session, user_id=link.user_id, password=password)
+    link.used_at = now
+    await end_sessions(session, user_id=user.id, now=now)
+    return user
