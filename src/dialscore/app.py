@@ -18,6 +18,7 @@ from dialscore import __version__
 from dialscore.accounts.endpoints import router as account_router
 from dialscore.calls.endpoints import router as calls_router
 from dialscore.config import Settings
+from dialscore.dashboard.endpoints import install as install_dashboard
 from dialscore.enrichment.service import check_source_names
 from dialscore.jobs.endpoints import router as jobs_router
 from dialscore.kit.db import Database
@@ -123,7 +124,12 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     app.include_router(v2)
     app.include_router(quota_router)
     app.include_router(v1_router, prefix=V1_PREFIX)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    install_dashboard(app)
+    # An uploaded contact list may be larger than an API body; its form adds a little more.
+    upload_body = settings.upload_max_bytes + 1024 * 1024
+    app.add_middleware(
+        BodySizeLimit, max_bytes=settings.max_body_bytes, larger={"/app/": upload_body}
+    )
     if limiter is not None:
         app.add_middleware(RateLimitMiddleware, limiter=limiter)
     # Added last, so outermost: the limiter's own answers (429, 503) get the headers too.

@@ -21,35 +21,44 @@ class BodySizeLimit:
     its declared length or the bytes received so far say so, reading no further.
 
     The error is raised from ``receive``, inside the route that reads the body, so the
-    service's error handlers render it like any other."""
+    service's error handlers render it like any other. ``larger`` gives paths that start with
+    a prefix a limit of their own."""
 
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_bytes: int, larger: dict[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = larger or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = next(
+            (size for prefix, size in self.larger.items() if scope["path"].startswith(prefix)),
+            self.max_bytes,
+        )
         declared = Headers(scope=scope).get("content-length")
-        too_large = declared is not None and declared.isdigit() and int(declared) > self.max_bytes
+        too_large = declared is not None and declared.isdigit() and int(declared) > limit
         received = 0
 
         async def limited_receive() -> Message:
             nonlocal received
             if too_large:
-                raise self._error()
+                raise self._error(limit)
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise self._error()
+                if received > limit:
+                    raise self._error(limit)
             return message
 
         await self.app(scope, limited_receive, send)
 
-    def _error(self) -> HTTPException:
-        return HTTPException(413, f"request body is larger than {self.max_bytes} bytes")
+    @staticmethod
+    def _error(limit: int) -> HTTPException:
+        return HTTPException(413, f"request body is larger than {limit} bytes")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,41 @@
+// dialscore web app: the little that needs a script. Every page works without it.
+"use strict";
+
+// Copy buttons: <button data-copy="id-of-field">.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const field = document.getElementById(button.dataset.copy);
+  if (!field) return;
+  field.select();
+  const done = () => { button.textContent = "Copied"; };
+  if (navigator.clipboard) {
+    navigator.clipboard.writeText(field.value).then(done, () => document.execCommand("copy") && done());
+  } else if (document.execCommand("copy")) {
+    done();
+  }
+});
+
+// Live progress: an element with data-progress-url is refreshed until its job is finished.
+// The URL answers {"status", "processed", "total", "finished"}.
+function followProgress(element) {
+  const url = element.dataset.progressUrl;
+  const bar = element.querySelector("progress");
+  const text = element.querySelector("[data-progress-text]");
+  const tick = () => {
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then((response) => (response.ok ? response.json() : Promise.reject(response.status)))
+      .then((progress) => {
+        if (bar) { bar.max = Math.max(progress.total, 1); bar.value = progress.processed; }
+        if (text) text.textContent = `${progress.status}: ${progress.processed} of ${progress.total}`;
+        if (progress.finished) {
+          if (element.dataset.reloadWhenFinished !== undefined) window.location.reload();
+        } else {
+          window.setTimeout(tick, 1000);
+        }
+      })
+      .catch(() => window.setTimeout(tick, 5000));
+  };
+  window.setTimeout(tick, 1000);
+}
+document.querySelectorAll("[data-progress-url]").forEach(followProgress);

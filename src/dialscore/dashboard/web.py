@@ -1,0 +1,136 @@
+"""What every page of the web app shares: templates, the signed-in user, the CSRF check,
+and the answers for a missing page or a form that must be sent again."""
+
+from __future__ import annotations
+
+import hmac
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from dialscore.config import Settings
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import get_state
+from dialscore.signin import service as signin
+from dialscore.signin.schemas import Policy, WebUser
+
+PREFIX = "/app"
+SESSION_COOKIE = "dialscore_session"
+CSRF_FIELD = "csrf_token"
+
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+
+
+def policy(settings: Settings) -> Policy:
+    return Policy(
+        idle=timedelta(minutes=settings.session_idle_minutes),
+        lifetime=timedelta(hours=settings.session_lifetime_hours),
+        failures_before_delay=settings.signin_failures_before_delay,
+        failures_before_lock=settings.signin_failures_before_lock,
+        window=timedelta(minutes=settings.signin_lock_minutes),
+        lock=timedelta(minutes=settings.signin_lock_minutes),
+    )
+
+
+class PageNotFound(Exception):
+    """Answered with the web app's 404 page: another client's object, or a page a member may
+    not see, is not found (D1)."""
+
+
+class SignInRequired(Exception):
+    """Answered with a redirect to the sign-in page, which comes back to ``next_path``."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+class FormExpired(Exception):
+    """A form that changes something came without its session's CSRF token."""
+
+
+def render(
+    request: Request,
+    template: str,
+    user: WebUser | None = None,
+    *,
+    status_code: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    return templates.TemplateResponse(
+        request,
+        template,
+        {"user": user, "csrf_field": CSRF_FIELD, **context},
+        status_code=status_code,
+    )
+
+
+def is_https(request: Request) -> bool:
+    """Whether the browser reached us over HTTPS; behind a proxy uvicorn trusts, its
+    forwarded scheme is already the request's."""
+    return request.url.scheme == "https"
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def safe_next(path: str | None) -> str:
+    """Where to go after signing in: only a page of the web app, never another site."""
+    if path and path.startswith(PREFIX + "/") and not path.startswith(PREFIX + "//"):
+        return path
+    return PREFIX + "/jobs"
+
+
+async def signed_in(request: Request) -> WebUser:
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        state = get_state(request)
+        async with state.db.write() as session:
+            user = await signin.session_user(
+                session, token=token, now=utcnow(), policy=policy(state.settings)
+            )
+            await session.commit()
+        if user is not None:
+            return user
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    raise SignInRequired(target)
+
+
+async def admin(user: Annotated[WebUser, Depends(signed_in)]) -> WebUser:
+    if not user.is_admin:
+        raise PageNotFound()
+    return user
+
+
+async def checked_form(request: Request, user: Annotated[WebUser, Depends(signed_in)]) -> WebUser:
+    """The signed-in user of a form that changes something, once its CSRF token is right."""
+    form = await request.form()
+    sent = form.get(CSRF_FIELD)
+    if not isinstance(sent, str) or not hmac.compare_digest(sent, user.csrf_token):
+        raise FormExpired()
+    return user
+
+
+async def checked_admin_form(
+    request: Request, user: Annotated[WebUser, Depends(checked_form)]
+) -> WebUser:
+    if not user.is_admin:
+        raise PageNotFound()
+    return user
+
+
+SignedIn = Annotated[WebUser, Depends(signed_in)]
+Admin = Annotated[WebUser, Depends(admin)]
+# For POST handlers: the CSRF token has been checked.
+FormUser = Annotated[WebUser, Depends(checked_form)]
+AdminForm = Annotated[WebUser, Depends(checked_admin_form)]
+
+
+def sign_in_url(next_path: str) -> str:
+    return f"{PREFIX}/sign-in?next={quote(next_path, safe='/')}"
