@@ -7,17 +7,22 @@ import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import psycopg
 import pytest
 from fastapi import FastAPI
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from tests.support import ROOMY_TIERS, Tenant, make_tenant, plan_tiers, settle, state_of
+
+if TYPE_CHECKING:
+    from tests.browser import Team
 
 PG_ADMIN_URL = os.environ.get(
     "DIALSCORE_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -120,3 +125,35 @@ async def api(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def tenant(db: Database) -> Tenant:
     return await make_tenant(db, SECRET)
+
+
+# -- the web app in a real browser ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
+    from tests.browser import start_team  # it needs this module's SECRET
+
+    live, team = start_team(tmp_path_factory.mktemp("web"))
+    with live:
+        yield team
+
+
+@pytest.fixture(scope="module")
+def chromium(team: Team) -> Iterator[Browser]:
+    # Started after the team's service, and only for the modules that use it.
+    from tests.browser import CHROMIUM
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(team: Team, chromium: Browser) -> Iterator[Page]:
+    """A page of a new browser context (no cookies), on the team's service."""
+    context = chromium.new_context(base_url=team.base_url)
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()

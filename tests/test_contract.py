@@ -5,16 +5,12 @@ and only bodies and headers its schema describes."""
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -27,9 +23,8 @@ from schemathesis.specs.openapi.checks import (
 from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.kit.db import Database
-from dialscore.migrations import upgrade
 from tests.conftest import SECRET
-from tests.processes import free_port
+from tests.live import LiveService
 from tests.support import Tenant, make_tenant
 
 # Generated requests per operation: enough to cross every documented parameter and body shape
@@ -44,68 +39,6 @@ CHECKS = [
 ]
 
 
-class LoopbackOnlyLoop(asyncio.SelectorEventLoop):
-    """An event loop that resolves only addresses and ``localhost``: generated webhook and
-    callback URLs name any host, and a test sends nothing beyond this machine, DNS included."""
-
-    async def getaddrinfo(  # type: ignore[override]
-        self, host: Any, port: Any, *args: Any, **kwargs: Any
-    ) -> Any:
-        text = host.decode() if isinstance(host, bytes) else str(host or "")
-        if text != "localhost":
-            try:
-                socket.inet_pton(socket.AF_INET6 if ":" in text else socket.AF_INET, text)
-            except OSError:
-                raise socket.gaierror(socket.EAI_NONAME, "not resolved in tests") from None
-        return await super().getaddrinfo(host, port, *args, **kwargs)
-
-
-class LiveService:
-    """The service on 127.0.0.1 in a thread of this process, without its worker (so that no
-    job runs and no webhook is sent anywhere)."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.port = free_port()
-        url = f"sqlite:///{data_dir / 'dialscore.db'}"
-        upgrade(url)
-        self.settings = Settings(
-            database_url=url,
-            data_dir=data_dir,
-            secret_key=SECRET,
-            redis_url=None,
-            _env_file=None,  # type: ignore[call-arg]
-        )
-        app = create_app(self.settings, run_worker=False)
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def _serve(self) -> None:
-        loop = LoopbackOnlyLoop()
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self.server.serve())
-        finally:
-            loop.close()
-
-    def __enter__(self) -> LiveService:
-        self.thread.start()
-        for _ in range(300):
-            if self.server.started or not self.thread.is_alive():
-                break
-            threading.Event().wait(0.05)
-        assert self.server.started, "the service did not start"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-
-
 async def _tenant(url: str) -> Tenant:
     db = Database(url)
     try:
@@ -116,7 +49,7 @@ async def _tenant(url: str) -> Tenant:
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveService, Tenant]]:
-    with LiveService(tmp_path_factory.mktemp("contract")) as live:
+    with LiveService(tmp_path_factory.mktemp("contract"), run_worker=False) as live:
         # The document the tests are made from is the one the live service serves.
         served = httpx.get(f"{live.base_url}/openapi.json", timeout=10).json()
         assert served == _documented_schema()
