@@ -8,7 +8,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from dialscore.dashboard import auth, jobs
+from dialscore.dashboard import account, auth, calls, jobs, keys, upload, users, webhooks
 from dialscore.dashboard.web import (
     PREFIX,
     FormExpired,
@@ -45,8 +45,8 @@ def install(app: FastAPI) -> None:
     async def home() -> RedirectResponse:
         return RedirectResponse(f"{PREFIX}/jobs", status_code=303)
 
-    router.include_router(auth.router)
-    router.include_router(jobs.router)
+    for pages in (auth, jobs, upload, keys, users, account, webhooks, calls):
+        router.include_router(pages.router)
 
     @router.api_route("/{rest:path}", methods=["GET", "POST"])
     async def unknown_page(rest: str) -> None:

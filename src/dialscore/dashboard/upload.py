@@ -1,0 +1,7 @@
+"""The upload pages of the web app."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()
