@@ -1,7 +1,250 @@
-"""The webhooks pages of the web app."""
+"""The webhooks pages: the user's subscriptions, creating one (its secret shown once),
+activating, deactivating, deleting, and each subscription's delivery log with redelivery and
+test events. Every change goes through the services the API's webhook endpoints call."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render
+from dialscore.kit.deps import ReadSession, StateDep, WriteSession
+from dialscore.kit.errors import ApiError
+from dialscore.kit.pagination import MAX_PAGE, PageRequest
+from dialscore.models import WebhookSubscription
+from dialscore.signin.schemas import WebUser
+from dialscore.webhooks import repository as repo
+from dialscore.webhooks import service
+from dialscore.webhooks.schemas import EVENT_TYPES, SubscriptionCreate
 
 router = APIRouter()
+
+DELIVERIES_PER_PAGE = 20
+NO_EVENTS = "Choose at least one event."
+EVENT_LABELS = {
+    "job.contact.scored": "Each contact scored (job.contact.scored)",
+    "job.completed": "Each job completed (job.completed)",
+}
+NOTICES = {
+    "created": "The webhook was created.",
+    "activated": "The webhook is active: events are delivered to it.",
+    "deactivated": "The webhook is inactive: no events are sent to it.",
+    "deleted": "The webhook was deleted.",
+    "test": "A test event is on its way. Reload this page to see its attempts.",
+    "redelivered": "The delivery is being sent again. Reload this page to see the attempt.",
+}
+
+
+@dataclass
+class CreateForm:
+    """What the person typed in the create form, and what is wrong with it, field by field."""
+
+    name: str = ""
+    url: str = ""
+    events: list[str] = field(default_factory=lambda: list(EVENT_TYPES))
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+async def _owned(session: AsyncSession, user: WebUser, subscription_id: str) -> WebhookSubscription:
+    """The user's subscription; anything else (another user's, a malformed id) is not found."""
+    try:
+        return await service.subscription_of(session, user.principal, subscription_id)
+    except ApiError:
+        raise PageNotFound() from None
+
+
+async def _list_page(
+    request: Request,
+    user: WebUser,
+    session: AsyncSession,
+    *,
+    form: CreateForm | None = None,
+    created: WebhookSubscription | None = None,
+    secret: str | None = None,
+    notice: str = "",
+    status_code: int = 200,
+) -> HTMLResponse:
+    subscriptions = await service.list_subscriptions(session, user.principal)
+    return render(
+        request,
+        "webhooks.html",
+        user,
+        status_code=status_code,
+        subscriptions=subscriptions,
+        form=form or CreateForm(),
+        event_labels=EVENT_LABELS,
+        created=created,
+        secret=secret,
+        notice=notice,
+    )
+
+
+@router.get("/webhooks", response_class=HTMLResponse)
+async def list_webhooks(
+    request: Request, user: SignedIn, session: ReadSession, done: str | None = None
+) -> HTMLResponse:
+    return await _list_page(request, user, session, notice=NOTICES.get(done or "", ""))
+
+
+def _field_errors(exc: ValidationError) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    for error in exc.errors():
+        where = str(error["loc"][0]) if error["loc"] else ""
+        if where == "name":
+            errors.setdefault("name", "Give the webhook a name (at most 200 characters).")
+        elif where == "url":
+            errors.setdefault("url", "Enter the URL that receives the events.")
+        else:
+            errors.setdefault("events", NO_EVENTS)
+    return errors
+
+
+@router.post("/webhooks", response_class=HTMLResponse)
+async def create_webhook(
+    request: Request, user: FormUser, session: WriteSession, state: StateDep
+) -> HTMLResponse:
+    sent = await request.form()
+    name, url = sent.get("name"), sent.get("url")
+    events = [e for e in sent.getlist("events") if isinstance(e, str)]
+    form = CreateForm(
+        name=name if isinstance(name, str) else "",
+        url=url if isinstance(url, str) else "",
+        events=events,
+    )
+    try:
+        body = SubscriptionCreate.model_validate(
+            {"name": form.name, "url": form.url, "eventTypes": events or None}
+        )
+    except ValidationError as exc:
+        form.errors = _field_errors(exc)
+        if not events:  # the model names missing events only once the fields are valid
+            form.errors.setdefault("events", NO_EVENTS)
+        return await _list_page(request, user, session, form=form, status_code=400)
+    try:
+        subscription, secret = await service.create_subscription(
+            session,
+            user.principal,
+            body,
+            server_secret=state.settings.resolved_secret_key,
+            allow_private=state.settings.webhook_allow_private,
+        )
+    except ApiError as exc:
+        await session.rollback()
+        form.errors = {"url": _url_problem(exc.message)}
+        return await _list_page(request, user, session, form=form, status_code=400)
+    await session.commit()
+    # The secret is in this answer only: the page is not redirected, and it is never stored
+    # in the clear.
+    return await _list_page(
+        request, user, session, created=subscription, secret=secret, notice=NOTICES["created"]
+    )
+
+
+def _url_problem(message: str) -> str:
+    reason = message.removeprefix("url is not allowed: ").strip()
+    return f"This URL cannot receive webhooks: {reason}." if reason else "This URL is refused."
+
+
+async def _set_status(
+    user: WebUser, session: AsyncSession, state: StateDep, webhook_id: str, status: str
+) -> RedirectResponse:
+    try:
+        await service.set_status(session, user.principal, webhook_id, status)
+    except ApiError:
+        raise PageNotFound() from None
+    await session.commit()
+    state.wakers.wake("dispatcher")
+    done = "activated" if status == "active" else "deactivated"
+    return RedirectResponse(f"{PREFIX}/webhooks?done={done}", status_code=303)
+
+
+@router.post("/webhooks/{webhook_id}/active")
+async def activate_webhook(
+    webhook_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> RedirectResponse:
+    return await _set_status(user, session, state, webhook_id, "active")
+
+
+@router.post("/webhooks/{webhook_id}/inactive")
+async def deactivate_webhook(
+    webhook_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> RedirectResponse:
+    return await _set_status(user, session, state, webhook_id, "inactive")
+
+
+@router.get("/webhooks/{webhook_id}/delete", response_class=HTMLResponse)
+async def confirm_delete(
+    request: Request, webhook_id: str, user: SignedIn, session: ReadSession
+) -> HTMLResponse:
+    subscription = await _owned(session, user, webhook_id)
+    return render(request, "webhook_delete.html", user, subscription=subscription)
+
+
+@router.post("/webhooks/{webhook_id}/delete")
+async def delete_webhook(
+    webhook_id: str, user: FormUser, session: WriteSession
+) -> RedirectResponse:
+    try:
+        await service.delete_subscription(session, user.principal, webhook_id)
+    except ApiError:
+        raise PageNotFound() from None
+    await session.commit()
+    return RedirectResponse(f"{PREFIX}/webhooks?done=deleted", status_code=303)
+
+
+@router.get("/webhooks/{webhook_id}", response_class=HTMLResponse)
+async def delivery_log(
+    request: Request,
+    webhook_id: str,
+    user: SignedIn,
+    session: ReadSession,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
+    done: str | None = None,
+) -> HTMLResponse:
+    subscription = await _owned(session, user, webhook_id)
+    paging = PageRequest(page, DELIVERIES_PER_PAGE)
+    deliveries, total, attempts = await repo.deliveries_page(
+        session, subscription.id, offset=paging.offset, limit=paging.limit
+    )
+    return render(
+        request,
+        "webhook.html",
+        user,
+        subscription=subscription,
+        event_labels=EVENT_LABELS,
+        deliveries=deliveries,
+        attempts=attempts,
+        pagination=paging.describe(total),
+        notice=NOTICES.get(done or "", ""),
+    )
+
+
+@router.post("/webhooks/{webhook_id}/test")
+async def send_test_event(
+    webhook_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> RedirectResponse:
+    try:
+        await service.send_test_event(session, user.principal, webhook_id)
+    except ApiError:
+        raise PageNotFound() from None
+    await session.commit()
+    state.wakers.wake("dispatcher")
+    return RedirectResponse(f"{PREFIX}/webhooks/{webhook_id}?done=test", status_code=303)
+
+
+@router.post("/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+async def redeliver(
+    webhook_id: str, delivery_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> RedirectResponse:
+    try:
+        await service.retry_delivery(session, user.principal, webhook_id, delivery_id)
+    except ApiError:
+        raise PageNotFound() from None
+    await session.commit()
+    state.wakers.wake("dispatcher")
+    return RedirectResponse(f"{PREFIX}/webhooks/{webhook_id}?done=redelivered", status_code=303)

@@ -1,0 +1,155 @@
+"""The webhooks pages over HTTP, on both databases: errors next to their fields with what was
+typed kept, another user's subscription not found, and forms refused without their token."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import httpx
+
+from dialscore.kit.db import Database
+from dialscore.signin import service as signin
+from tests.conftest import SECRET
+from tests.support import Tenant, add_user
+
+PASSWORD = "correct horse battery"
+
+
+async def signed_in(api: httpx.AsyncClient, db: Database, tenant: Tenant) -> str:
+    """Signs the tenant's user in on ``api``; answers the session's CSRF token."""
+    async with db.unit_of_work() as session:
+        user = await signin.set_password(session, user_id=tenant.user_id, password=PASSWORD)
+        email = user.email
+    form = await api.get("/app/sign-in")
+    token = re.search(r'name="form_token" value="([^"]+)"', form.text)
+    assert token is not None
+    answer = await api.post(
+        "/app/sign-in",
+        data={"email": email, "password": PASSWORD, "form_token": token.group(1), "next": ""},
+    )
+    assert answer.status_code == 303, answer.text
+    return await csrf_token(api)
+
+
+async def csrf_token(api: httpx.AsyncClient, path: str = "/app/webhooks") -> str:
+    page = await api.get(path)
+    assert page.status_code == 200
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert found is not None
+    return found.group(1)
+
+
+def field_value(page: str, field_id: str) -> str:
+    found = re.search(rf'<input id="{field_id}"[^>]*?value="([^"]*)"', page, re.S)
+    assert found is not None, f"no field {field_id}"
+    return html.unescape(found.group(1))
+
+
+async def test_a_blank_name_is_shown_beside_the_field_and_the_url_kept(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await signed_in(api, db, tenant)
+    sent = {"csrf_token": token, "name": "  ", "url": "https://hooks.example/<x>", "events": []}
+    answer = await api.post("/app/webhooks", data=sent)
+    assert answer.status_code == 400
+    assert 'id="name-error"' in answer.text and "Give the webhook a name" in answer.text
+    assert field_value(answer.text, "webhook-url") == "https://hooks.example/<x>"
+    assert "<x>" not in answer.text  # escaped, not markup
+    assert "Choose at least one event." in answer.text
+    listed = await api.get("/app/webhooks")
+    assert "No webhooks yet." in listed.text
+
+
+async def test_a_refused_url_is_explained_and_the_input_kept(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await signed_in(api, db, tenant)
+    for url in ("not a url", "https://127.0.0.1/hook"):
+        sent = {"csrf_token": token, "name": "CRM", "url": url, "events": ["job.completed"]}
+        answer = await api.post("/app/webhooks", data=sent)
+        assert answer.status_code == 400, url
+        error = re.search(r'<span class="field-error" id="url-error">([^<]+)</span>', answer.text)
+        assert error is not None and "cannot receive webhooks" in error.group(1), url
+        assert field_value(answer.text, "webhook-name") == "CRM"
+        assert field_value(answer.text, "webhook-url") == url
+        checked = re.findall(r'value="(job\.[a-z.]+)"\s*checked', answer.text)
+        assert checked == ["job.completed"]
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"] == []
+
+
+async def test_create_shows_the_secret_once_then_lifecycle(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await signed_in(api, db, tenant)
+    # A public address that needs no name lookup.
+    sent = {
+        "csrf_token": token,
+        "name": "CRM",
+        "url": "https://93.184.215.14/hook",
+        "events": ["job.contact.scored", "job.completed"],
+    }
+    answer = await api.post("/app/webhooks", data=sent)
+    assert answer.status_code == 200, answer.text
+    secret = field_value(answer.text, "webhook-secret")
+    assert secret.startswith("whsec_")
+    assert 'data-copy="webhook-secret"' in answer.text
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    (made,) = listed.json()["data"]["webhooks"]
+    assert made["name"] == "CRM" and made["status"] == "active"
+    again = await api.get("/app/webhooks")
+    assert secret not in again.text and "CRM" in again.text
+
+    off = await api.post(f"/app/webhooks/{made['id']}/inactive", data={"csrf_token": token})
+    assert off.status_code == 303
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"][0]["status"] == "inactive"
+
+    log = await api.get(f"/app/webhooks/{made['id']}")
+    assert log.status_code == 200 and "No deliveries yet." in log.text
+    confirm = await api.get(f"/app/webhooks/{made['id']}/delete")
+    assert "cannot be undone" in confirm.text
+    gone = await api.post(f"/app/webhooks/{made['id']}/delete", data={"csrf_token": token})
+    assert gone.status_code == 303
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"] == []
+
+
+async def test_another_users_webhook_is_not_found(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    other = await add_user(db, SECRET, tenant, "other@acme.example")
+    made = await api.post(
+        "/api/public/v2/webhooks",
+        headers=other.headers,
+        json={
+            "name": "Theirs",
+            "url": "https://93.184.215.14/hook",
+            "eventTypes": ["job.completed"],
+        },
+    )
+    assert made.status_code == 201, made.text
+    theirs = made.json()["data"]["id"]
+    token = await signed_in(api, db, tenant)
+    for path in (f"/app/webhooks/{theirs}", f"/app/webhooks/{theirs}/delete", "/app/webhooks/x"):
+        assert (await api.get(path)).status_code == 404, path
+    for action in ("inactive", "delete", "test"):
+        answer = await api.post(f"/app/webhooks/{theirs}/{action}", data={"csrf_token": token})
+        assert answer.status_code == 404, action
+    listed = await api.get("/api/public/v2/webhooks", headers=other.headers)
+    assert listed.json()["data"]["webhooks"][0]["status"] == "active"
+    assert "Theirs" not in (await api.get("/app/webhooks")).text
+
+
+async def test_forms_without_their_token_are_refused(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    await signed_in(api, db, tenant)
+    sent = {"name": "CRM", "url": "https://93.184.215.14/hook", "events": ["job.completed"]}
+    answer = await api.post("/app/webhooks", data=sent)
+    assert answer.status_code == 403
+    wrong = await api.post("/app/webhooks", data={**sent, "csrf_token": "not-the-token"})
+    assert wrong.status_code == 403
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"] == []
