@@ -1,0 +1,190 @@
+"""Reading uploaded contact lists: decoding, delimiters, headers, guesses and the damage
+spreadsheets do to numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dialscore.dashboard import csvin
+from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
+
+
+def table(text: str, *, bom: bool = False, max_rows: int = 100) -> csvin.Table:
+    data = text.encode()
+    return csvin.read_table(b"\xef\xbb\xbf" + data if bom else data, max_rows=max_rows)
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t"])
+@pytest.mark.parametrize("bom", [False, True])
+def test_reads_each_delimiter_with_or_without_a_bom(delimiter: str, bom: bool) -> None:
+    rows = [["First Name", "Last", "Mobile"], ["Ada", "Lovelace, Countess", "+44 7911 123456"]]
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=delimiter).writerows(rows)
+    read = table(buffer.getvalue(), bom=bom)
+    assert read.delimiter == delimiter
+    assert read.header == ["First Name", "Last", "Mobile"]
+    assert read.rows == [rows[1]]
+
+
+def test_a_semicolon_file_with_commas_in_its_cells_is_read_by_semicolons() -> None:
+    read = table("Name;Company\nAda;Analytical, Engines Ltd\nBob;Smith, Jones & Co\n")
+    assert read.delimiter == ";"
+    assert read.rows[0] == ["Ada", "Analytical, Engines Ltd"]
+
+
+def test_blank_rows_are_skipped_and_short_rows_padded() -> None:
+    read = table("a,b,c\n1,2\n,,\n\n4,5,6\n")
+    assert read.rows == [["1", "2", ""], ["4", "5", "6"]]
+    assert read.widths == [2, 3]
+    assert read.blank_rows == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "The file is empty."),
+        (b"  \n", "The file is empty."),
+        ("Name\nJos\xe9\n".encode("latin-1"), "CSV UTF-8"),
+        (b"a,b\n", "no rows"),
+        (b",,\n1,2,3\n", "header row"),
+        (b"a,,c\n1,2,3\n", "Column 2"),
+        (b"Phone,phone\n1,2\n", "\u201cPhone\u201d"),
+        (b"4155550123,ada@example.com\n1,2\n", "looks like data"),
+    ],
+)
+def test_unusable_files_are_refused_with_a_reason(data: bytes, message: str) -> None:
+    with pytest.raises(UploadError, match=message):
+        csvin.read_table(data, max_rows=10)
+
+
+def test_too_many_rows_are_refused() -> None:
+    with pytest.raises(UploadError, match="more than 2 rows"):
+        table("a\n1\n2\n3\n", max_rows=2)
+    assert len(table("a\n1\n2\n", max_rows=2).rows) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("First Name", "firstName"),
+        ("first_name", "firstName"),
+        ("LAST", "lastName"),
+        ("Surname", "lastName"),
+        ("Mobile", "phone2"),
+        ("Cell", "phone2"),
+        ("Direct Dial", "phone3"),
+        ("Work Phone", "phone"),
+        ("Company", "companyAccount"),
+        ("Account Name", "companyAccount"),
+        ("LinkedIn", "linkedInUrl"),
+        ("E-mail Address", "email"),
+        ("  Job Title ", "title"),
+        ("contactCrmId", "contactCrmId"),
+        ("Favourite colour", None),
+    ],
+)
+def test_header_names_are_guessed(name: str, field: str | None) -> None:
+    assert csvin.guess_field(name) == field
+
+
+def test_a_field_guessed_twice_goes_to_the_first_column_only() -> None:
+    assert csvin.guess_mapping(["Phone", "Telephone", "Notes"]) == ["phone", EXTRA, EXTRA]
+
+
+def test_mapping_errors_name_the_column_and_the_field() -> None:
+    errors = csvin.mapping_errors(["A", "B", "C"], ["phone", "phone", "nonsense"])
+    assert errors[1] == "phone is already chosen for column \u201cA\u201d."
+    assert "Choose a contact field" in errors[2]
+    assert csvin.mapping_errors(["A"], [IGNORE]) == {
+        -1: "Choose a contact field for at least one column."
+    }
+
+
+def test_scientific_notation_rejects_the_row() -> None:
+    read = table("First,Last,Phone\nAda,L,4.15555E+10\nBob,M,4155550123\n")
+    built = csvin.build_contacts(read, csvin.guess_mapping(read.header))
+    assert list(built.rejected) == [0]
+    assert "scientific notation" in built.rejected[0]
+    assert built.positions == [1]
+    assert built.findings[0].reject and built.findings[0].value == "4.15555E+10"
+
+
+def test_a_lost_plus_is_restored_and_explained() -> None:
+    read = table("First,Last,Phone\nAda,L,441632960000\nBob,M,33612345678\n")
+    built = csvin.build_contacts(read, csvin.guess_mapping(read.header))
+    assert not built.rejected
+    assert [c["phone"] for c in built.contacts] == ["+441632960000", "+33612345678"]
+    assert "lost its leading +" in built.notes[0]
+    assert [f.reject for f in built.findings] == [False, False]
+
+
+def test_a_lost_leading_zero_is_explained_not_guessed() -> None:
+    read = table("First,Last,Phone,Zip\nAda,L,7700900123,2134\n")
+    built = csvin.build_contacts(read, ["firstName", "lastName", "phone", "zipPostalCode"])
+    assert built.contacts[0]["phone"] == "7700900123"
+    assert "leading 0" in built.notes[0]
+    assert any("02134" in f.message for f in built.findings)
+
+
+def test_a_valid_national_number_is_not_damage() -> None:
+    read = table("First,Last,Phone\nAda,L,4155550123\n")
+    built = csvin.build_contacts(read, csvin.guess_mapping(read.header))
+    assert built.findings == [] and built.notes == {}
+
+
+def test_contacts_keep_extra_columns_and_phone_types_from_names() -> None:
+    read = table("First Name,Last,Mobile,Notes,Secret\nAda,L,4155550123,vip,x\n")
+    built = csvin.build_contacts(read, [*csvin.guess_mapping(read.header)[:4], IGNORE])
+    assert built.contacts == [
+        {
+            "firstName": "Ada",
+            "lastName": "L",
+            "phone2": "4155550123",
+            "phone2Type": "mobile",
+            "unmappedFields": {"Notes": "vip"},
+        }
+    ]
+
+
+def test_rows_longer_than_the_header_are_rejected() -> None:
+    read = table("First,Last,Phone\nAda,L,4155550123,surprise\n")
+    built = csvin.build_contacts(read, csvin.guess_mapping(read.header))
+    assert built.rejected == {0: "the row has 4 cells but the header names 3 columns"}
+
+
+def test_rejected_rows_are_written_as_they_were_with_their_reason() -> None:
+    read = table("First;Last;Phone\nAda;L;4.1E+10\nBob;M\n")
+    text = csvin.rejected_csv(read, {0: "damaged", 1: "lastName is required"})
+    assert list(csv.reader(io.StringIO(text))) == [
+        ["First", "Last", "Phone", "rejectedReason"],
+        ["Ada", "L", "4.1E+10", "damaged"],
+        ["Bob", "M", "", "lastName is required"],
+    ]
+
+
+cells = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.lists(cells, min_size=3, max_size=3), min_size=1, max_size=8),
+    delimiter=st.sampled_from([",", ";", "\t"]),
+    bom=st.booleans(),
+)
+def test_any_written_table_reads_back(rows: list[list[str]], delimiter: str, bom: bool) -> None:
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    header = ["First Name", "Last Name", "Phone"]
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=delimiter).writerows([header, *rows])
+    if not rows:
+        with pytest.raises(UploadError):
+            table(buffer.getvalue(), bom=bom)
+        return
+    read = table(buffer.getvalue(), bom=bom)
+    assert read.header == header
+    assert read.rows == rows
