@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.models import Contact, Job
@@ -148,3 +149,74 @@ async def finalize(session: AsyncSession, job_id: str, *, status: str, now: date
         .values(status=status, finalized_at=now, updated_at=now, lease_until=None)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+# -- reads for a job's page and its results download ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """What a contact's line of a results download needs, without the rest of its row."""
+
+    ordinal: int
+    fields: dict[str, Any]
+    phones: list[dict[str, Any]]
+    best_phone: dict[str, Any] | None
+    lead_status: str
+    source_row: list[str] | None
+
+
+async def result_rows(
+    session: AsyncSession, job_id: str, *, after: int, limit: int
+) -> list[ResultRow]:
+    """The job's next ``limit`` contacts past ordinal ``after``, in order (keyset pagination
+    on the (job_id, ordinal) index: every batch costs the same however far in it is)."""
+    rows = await session.execute(
+        select(
+            Contact.ordinal,
+            Contact.fields,
+            Contact.phones,
+            Contact.best_phone,
+            Contact.lead_status,
+            Contact.source_row,
+        )
+        .where(Contact.job_id == job_id, Contact.ordinal > after)
+        .order_by(Contact.ordinal)
+        .limit(limit)
+    )
+    return [ResultRow(*row) for row in rows]
+
+
+async def max_phone_count(session: AsyncSession, job_id: str) -> int:
+    """The largest number of phone entries of one of the job's contacts."""
+    count = await session.scalar(
+        select(func.max(func.json_array_length(Contact.phones))).where(Contact.job_id == job_id)
+    )
+    return int(count or 0)
+
+
+async def count_by_lead_status(session: AsyncSession, job_id: str) -> dict[str, int]:
+    rows = await session.execute(
+        select(Contact.lead_status, func.count())
+        .where(Contact.job_id == job_id)
+        .group_by(Contact.lead_status)
+    )
+    return {status: int(count) for status, count in rows}
+
+
+async def count_phones_by_status(session: AsyncSession, job_id: str) -> dict[str | None, int]:
+    """How many phone entries of the job's contacts have each status (None: not scored)."""
+    if session.get_bind().dialect.name == "sqlite":
+        query = (
+            "SELECT json_extract(entry.value, '$.status') AS status, count(*) "
+            "FROM contacts, json_each(contacts.phones) AS entry "
+            "WHERE contacts.job_id = :job_id GROUP BY status"
+        )
+    else:
+        query = (
+            "SELECT entry ->> 'status' AS status, count(*) "
+            "FROM contacts, json_array_elements(contacts.phones) AS entry "
+            "WHERE contacts.job_id = :job_id GROUP BY status"
+        )
+    rows = await session.execute(text(query), {"job_id": job_id})
+    return {status: int(count) for status, count in rows}

@@ -3,24 +3,26 @@ finished job again; reading jobs and their contacts."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
 from dialscore.identity.keys import person_from_fields, record_keys
 from dialscore.jobs import repository as repo
+from dialscore.jobs.repository import ResultRow
 from dialscore.jobs.schemas import TERMINAL_STATES, Kind, NewContact, OpenedJob
 from dialscore.kit.clock import new_id, require_uuid
 from dialscore.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.outbox import messages as outbox
-from dialscore.scoring.engine import unscored
+from dialscore.scoring.engine import PHONE_STATUSES, unscored
 from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 
 PROCESS_JOB = "process_job"
@@ -201,3 +203,53 @@ async def job_contacts(
         session, job_id=job.id, offset=page.offset, limit=page.limit
     )
     return contacts, job.accepted_count
+
+# -- a job's summary and its results, for the web app's job page and download -----------------
+
+LEAD_STATUSES = ("P1", "P2", "P3", "Needs Attention", "No Numbers Found", "Uncontacted")
+RESULT_BATCH = 500
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """How many of a job's contacts have each ``leadStatus``, and how many of their phones
+    each phone status (``None``: not scored), both in the spec's order, zeros left out."""
+
+    lead_statuses: list[tuple[str, int]]
+    phone_statuses: list[tuple[str | None, int]]
+
+
+async def job_summary(session: AsyncSession, job: Job) -> JobSummary:
+    leads = await repo.count_by_lead_status(session, job.id)
+    phones = await repo.count_phones_by_status(session, job.id)
+    lead_order = [*LEAD_STATUSES, *sorted(s for s in leads if s not in LEAD_STATUSES)]
+    phone_order: list[str | None] = [
+        *PHONE_STATUSES,
+        *sorted(s for s in phones if s is not None and s not in PHONE_STATUSES),
+        None,
+    ]
+    return JobSummary(
+        [(s, leads[s]) for s in lead_order if leads.get(s)],
+        [(s, phones[s]) for s in phone_order if phones.get(s)],
+    )
+
+
+async def max_phone_count(session: AsyncSession, job: Job) -> int:
+    return await repo.max_phone_count(session, job.id)
+
+
+async def result_batches(
+    sessions: async_sessionmaker[AsyncSession], job_id: str, *, batch: int = RESULT_BATCH
+) -> AsyncIterator[list[ResultRow]]:
+    """The job's contacts in order, ``batch`` at a time, each batch read in a session of its
+    own: a large job is never held whole, nor a read transaction held open between batches."""
+    after = 0
+    while True:
+        async with sessions() as session:
+            rows = await repo.result_rows(session, job_id, after=after, limit=batch)
+        if not rows:
+            return
+        yield rows
+        if len(rows) < batch:
+            return
+        after = rows[-1].ordinal
