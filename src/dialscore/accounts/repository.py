@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.kit.clock import utcnow
@@ -102,3 +103,55 @@ def add_ledger_entry(
             created_at=utcnow(),
         )
     )
+
+
+# -- the web app's lists ----------------------------------------------------------------------
+
+
+async def client_keys(session: AsyncSession, client_id: str) -> list[tuple[ApiKey, str]]:
+    """Every key of a client with its owner's email, newest first."""
+    rows = await session.execute(
+        select(ApiKey, User.email)
+        .join(User, User.id == ApiKey.user_id)
+        .where(ApiKey.client_id == client_id)
+        .order_by(ApiKey.created_at.desc(), ApiKey.id)
+    )
+    return [(row[0], row[1]) for row in rows]
+
+
+async def client_users(session: AsyncSession, client_id: str) -> list[User]:
+    found = await session.scalars(
+        select(User).where(User.client_id == client_id).order_by(User.email)
+    )
+    return list(found)
+
+
+async def mark_key_used(
+    session: AsyncSession, key_id: str, now: datetime, before: datetime
+) -> None:
+    """Sets ``last_used_at`` unless it is already at or after ``before``: one UPDATE, so that
+    concurrent requests write it once."""
+    await session.execute(
+        update(ApiKey)
+        .where(
+            ApiKey.id == key_id,
+            or_(ApiKey.last_used_at.is_(None), ApiKey.last_used_at < before),
+        )
+        .values(last_used_at=now)
+    )
+
+
+async def ledger_page(
+    session: AsyncSession, client_id: str, offset: int, limit: int
+) -> tuple[list[CreditLedgerEntry], int]:
+    """One page of a client's credit ledger, newest first, and how many entries it has."""
+    where = CreditLedgerEntry.client_id == client_id
+    total = await session.scalar(select(func.count()).select_from(CreditLedgerEntry).where(where))
+    found = await session.scalars(
+        select(CreditLedgerEntry)
+        .where(where)
+        .order_by(CreditLedgerEntry.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    return list(found), total or 0

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
+import structlog
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as repo
 from dialscore.accounts.schemas import ROLES, EffectivePlan, Principal
 from dialscore.kit.clock import new_id, utcnow
+from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
 from dialscore.kit.errors import (
     ApiError,
@@ -22,9 +24,15 @@ from dialscore.kit.errors import (
     PaymentRequired,
     Unauthorized,
 )
+from dialscore.kit.pagination import PageRequest
 from dialscore.kit.security import InvalidToken, issue_api_key, read_api_key
-from dialscore.models import ApiKey, Client, Plan, User
+from dialscore.models import ApiKey, Client, CreditLedgerEntry, Plan, User
 
+log = structlog.get_logger(__name__)
+
+MAX_LABEL_LENGTH = 200
+# A key's last use is written at most this often, so that authenticating rarely writes.
+KEY_USE_INTERVAL = timedelta(seconds=60)
 INTEGER_VALUES = ("per_second", "per_minute", "per_day", "webhook_rate")
 DECIMAL_VALUES = ("cost_per_phone", "cost_per_contact")
 
@@ -55,6 +63,38 @@ async def authenticate(
     session: AsyncSession, *, secret: str, authorization: str | None, now: datetime
 ) -> Principal:
     """The principal of a bearer token; 401 for anything but a live key of ours."""
+    principal, _ = await _authenticate(session, secret=secret, authorization=authorization, now=now)
+    return principal
+
+
+async def authenticate_and_record(
+    db: Database, *, secret: str, authorization: str | None, now: datetime
+) -> Principal:
+    """Like ``authenticate`` (in a read transaction), then notes the key's use.
+
+    The key row read to authenticate tells whether its last use is older than
+    ``KEY_USE_INTERVAL``; only then does a short write transaction run one conditional
+    UPDATE. A busy key therefore costs one write a minute, an idle one none."""
+    async with db.read() as session:
+        principal, last_used_at = await _authenticate(
+            session, secret=secret, authorization=authorization, now=now
+        )
+    if principal.key_id is not None and (
+        last_used_at is None or now - last_used_at >= KEY_USE_INTERVAL
+    ):
+        try:
+            async with db.write() as session:
+                await repo.mark_key_used(session, principal.key_id, now, now - KEY_USE_INTERVAL)
+                await session.commit()
+        except Exception:
+            # Noting the use is worth less than answering the request.
+            log.warning("cannot record an API key's last use", key_id=principal.key_id)
+    return principal
+
+
+async def _authenticate(
+    session: AsyncSession, *, secret: str, authorization: str | None, now: datetime
+) -> tuple[Principal, datetime | None]:
     token = bearer_token(authorization)
     try:
         claims = read_api_key(secret, token)
@@ -72,13 +112,14 @@ async def authenticate(
         raise Unauthorized("this API key's user has been deactivated")
     if key.expires_at is not None and key.expires_at <= now:
         raise Unauthorized("this API key has expired")
-    return Principal(
+    principal = Principal(
         user_id=user.id,
         client_id=client.id,
         role=user.role,
         key_id=key.id,
         plan=effective_plan(plan, client.overrides),
     )
+    return principal, key.last_used_at
 
 
 def require_api_access(principal: Principal) -> Principal:
@@ -217,19 +258,39 @@ async def create_user(session: AsyncSession, *, client_id: str, email: str, role
     return user
 
 
+def check_label(label: str | None) -> str | None:
+    """A key's label, trimmed; 400 when it is blank or too long."""
+    if label is None:
+        return None
+    label = label.strip()
+    if not label:
+        raise BadRequest("the label must not be blank")
+    if len(label) > MAX_LABEL_LENGTH:
+        raise BadRequest(f"the label must have at most {MAX_LABEL_LENGTH} characters")
+    return label
+
+
 async def create_key(
-    session: AsyncSession, *, user_id: str, secret: str, expires_at: datetime | None = None
+    session: AsyncSession,
+    *,
+    user_id: str,
+    secret: str,
+    expires_at: datetime | None = None,
+    label: str | None = None,
 ) -> CreatedKey:
     user = await repo.get_user(session, user_id)
     if user is None:
         raise NotFound(f"no user with id {user_id}")
     now = utcnow()
+    if expires_at is not None and expires_at <= now:
+        raise BadRequest("the expiry must be in the future")
     key = ApiKey(
         id=new_id(),
         user_id=user.id,
         client_id=user.client_id,
         created_at=now,
         expires_at=expires_at,
+        label=check_label(label),
     )
     session.add(key)
     await session.flush()
@@ -244,9 +305,10 @@ async def create_key(
     return CreatedKey(key_id=key.id, api_key=token)
 
 
-async def revoke_key(session: AsyncSession, *, key_id: str) -> ApiKey:
+async def revoke_key(session: AsyncSession, *, key_id: str, client_id: str | None = None) -> ApiKey:
+    """Revokes a key (only one of ``client_id``'s, when given: another's is not found)."""
     key = await repo.get_key(session, key_id)
-    if key is None:
+    if key is None or (client_id is not None and key.client_id != client_id):
         raise NotFound(f"no API key with id {key_id}")
     if key.revoked_at is None:
         key.revoked_at = utcnow()
@@ -282,3 +344,95 @@ async def set_overrides(
 async def client_plan(session: AsyncSession, *, client_id: str) -> EffectivePlan:
     client = await _client(session, client_id)
     return effective_plan(await _plan(session, client.plan_name), client.overrides)
+
+
+# -- a client's keys and users, as its administrator manages them -----------------------------
+
+KeyStatus = Literal["active", "revoked", "expired"]
+
+
+@dataclass(frozen=True)
+class KeyView:
+    key_id: str
+    label: str | None
+    owner_email: str
+    created_at: datetime
+    last_used_at: datetime | None
+    expires_at: datetime | None
+    status: KeyStatus
+
+
+def key_status(key: ApiKey, now: datetime) -> KeyStatus:
+    if key.revoked_at is not None:
+        return "revoked"
+    if key.expires_at is not None and key.expires_at <= now:
+        return "expired"
+    return "active"
+
+
+async def list_keys(session: AsyncSession, *, client_id: str, now: datetime) -> list[KeyView]:
+    return [
+        KeyView(
+            key.id,
+            key.label,
+            email,
+            key.created_at,
+            key.last_used_at,
+            key.expires_at,
+            key_status(key, now),
+        )
+        for key, email in await repo.client_keys(session, client_id)
+    ]
+
+
+async def client_key(session: AsyncSession, *, client_id: str, key_id: str) -> KeyView:
+    """One key of a client; another client's key is not found (D1)."""
+    now = utcnow()
+    for view in await list_keys(session, client_id=client_id, now=now):
+        if view.key_id == key_id:
+            return view
+    raise NotFound(f"no API key with id {key_id}")
+
+
+async def list_users(session: AsyncSession, *, client_id: str) -> list[User]:
+    return await repo.client_users(session, client_id)
+
+
+async def client_user(session: AsyncSession, *, client_id: str, user_id: str) -> User:
+    """One user of a client; another client's user is not found (D1)."""
+    user = await repo.get_user(session, user_id)
+    if user is None or user.client_id != client_id:
+        raise NotFound(f"no user with id {user_id}")
+    return user
+
+
+async def set_role(
+    session: AsyncSession, *, client_id: str, user_id: str, role: str, acting_user_id: str
+) -> User:
+    if role not in ROLES:
+        raise BadRequest(f"role must be one of {', '.join(ROLES)}")
+    user = await client_user(session, client_id=client_id, user_id=user_id)
+    if user.id == acting_user_id and role != user.role:
+        raise BadRequest("you cannot change your own role; ask another administrator")
+    user.role = role
+    return user
+
+
+async def deactivate_user(
+    session: AsyncSession, *, client_id: str, user_id: str, acting_user_id: str, now: datetime
+) -> User:
+    """Marks a user deactivated: their keys answer 401 from now on. Ending their web sessions
+    is the caller's part (signin.service.deactivate_user does both)."""
+    user = await client_user(session, client_id=client_id, user_id=user_id)
+    if user.id == acting_user_id:
+        raise BadRequest("you cannot deactivate yourself; ask another administrator")
+    if user.deactivated_at is None:
+        user.deactivated_at = now
+    return user
+
+
+async def ledger(
+    session: AsyncSession, *, client_id: str, page: PageRequest
+) -> tuple[list[CreditLedgerEntry], int]:
+    """One page of the client's credit ledger, newest first, and the number of entries."""
+    return await repo.ledger_page(session, client_id, page.offset, page.limit)
