@@ -1,7 +1,142 @@
-"""The API keys pages of the web app."""
+"""The API keys pages of the web app (administrators only): list, create, revoke."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from dialscore.accounts import service as accounts
+from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, render
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import ReadSession, StateDep
+from dialscore.kit.errors import ApiError, NotFound
+from dialscore.signin.schemas import WebUser
 
 router = APIRouter()
+
+
+def _expiry(text: str, today: date) -> datetime | None:
+    """The end (UTC) of the day a key may last be used on; None for a key that never
+    expires. ValueError says what is wrong."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise ValueError("Enter the date as YYYY-MM-DD, or leave it empty.") from None
+    if day < today:
+        raise ValueError("The expiry date must be today or later.")
+    return datetime.combine(day + timedelta(days=1), time(), tzinfo=UTC)
+
+
+async def _keys_page(
+    request: Request,
+    state: StateDep,
+    user: WebUser,
+    *,
+    status_code: int = 200,
+    **context: object,
+) -> HTMLResponse:
+    async with state.db.read() as session:
+        keys = await accounts.list_keys(session, client_id=user.principal.client_id, now=utcnow())
+        users = await accounts.list_users(session, client_id=user.principal.client_id)
+    context.setdefault("form", {"label": "", "owner": user.principal.user_id, "expires": ""})
+    context.setdefault("errors", {})
+    return render(
+        request,
+        "keys.html",
+        user,
+        status_code=status_code,
+        keys=keys,
+        owners=[u for u in users if u.deactivated_at is None],
+        today=utcnow().date().isoformat(),
+        **context,
+    )
+
+
+@router.get("/keys", response_class=HTMLResponse)
+async def list_keys(
+    request: Request, state: StateDep, user: Admin, revoked: str | None = None
+) -> HTMLResponse:
+    notice = "The key was revoked: it answers 401 from now on." if revoked else ""
+    return await _keys_page(request, state, user, notice=notice)
+
+
+@router.post("/keys", response_class=HTMLResponse)
+async def create_key(
+    request: Request,
+    state: StateDep,
+    user: AdminForm,
+    label: Annotated[str, Form()] = "",
+    owner: Annotated[str, Form()] = "",
+    expires: Annotated[str, Form()] = "",
+) -> HTMLResponse:
+    form = {"label": label, "owner": owner, "expires": expires}
+    errors: dict[str, str] = {}
+    expires_at: datetime | None = None
+    if not label.strip():
+        errors["label"] = "Give the key a label, such as the system that will use it."
+    elif len(label.strip()) > accounts.MAX_LABEL_LENGTH:
+        errors["label"] = f"Keep the label to {accounts.MAX_LABEL_LENGTH} characters."
+    try:
+        expires_at = _expiry(expires, utcnow().date())
+    except ValueError as exc:
+        errors["expires"] = str(exc)
+    if not errors:
+        async with state.db.write() as session:
+            try:
+                owner_user = await accounts.client_user(
+                    session, client_id=user.principal.client_id, user_id=owner
+                )
+                if owner_user.deactivated_at is not None:
+                    raise NotFound("deactivated")
+                created = await accounts.create_key(
+                    session,
+                    user_id=owner_user.id,
+                    secret=state.settings.resolved_secret_key,
+                    expires_at=expires_at,
+                    label=label,
+                )
+            except NotFound:
+                errors["owner"] = "Choose an active user of your team."
+            except ApiError as exc:
+                errors["label"] = exc.message[:1].upper() + exc.message[1:] + "."
+            else:
+                await session.commit()
+                blank = {"label": "", "owner": user.principal.user_id, "expires": ""}
+                return await _keys_page(
+                    request,
+                    state,
+                    user,
+                    created=created,
+                    created_label=label.strip(),
+                    created_owner=owner_user.email,
+                    form=blank,
+                )
+    return await _keys_page(request, state, user, status_code=400, form=form, errors=errors)
+
+
+@router.get("/keys/{key_id}/revoke", response_class=HTMLResponse)
+async def confirm_revoke(
+    request: Request, session: ReadSession, user: Admin, key_id: str
+) -> HTMLResponse:
+    try:
+        key = await accounts.client_key(session, client_id=user.principal.client_id, key_id=key_id)
+    except NotFound:
+        raise PageNotFound() from None
+    return render(request, "keys_revoke.html", user, key=key)
+
+
+@router.post("/keys/{key_id}/revoke")
+async def revoke_key(state: StateDep, user: AdminForm, key_id: str) -> RedirectResponse:
+    async with state.db.write() as session:
+        try:
+            await accounts.revoke_key(session, key_id=key_id, client_id=user.principal.client_id)
+        except NotFound:
+            raise PageNotFound() from None
+        await session.commit()
+    return RedirectResponse(f"{PREFIX}/keys?revoked=1", status_code=303)
