@@ -61,6 +61,8 @@ class NewContact:
     callback_url: str | None = None
     enrichment_contact_id: str | None = None
     enriched_types: list[str | None] | None = None
+    # The contact's row of an uploaded file, cell by cell, in the file's column order.
+    source_row: list[str] | None = None
 
     @property
     def billable_phones(self) -> int:

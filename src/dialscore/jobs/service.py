@@ -42,6 +42,15 @@ def require_feature(plan: EffectivePlan, kind: Kind, scoring_type: str) -> None:
         raise Forbidden(f"the '{plan.name}' plan does not include {label}")
 
 
+def cost_of(plan: EffectivePlan, kind: Kind, contacts: Sequence[NewContact]) -> tuple[int, Decimal]:
+    """What accepting ``contacts`` costs (D9): the units charged (valid distinct phones for
+    scoring, contacts for enrichment) and the credits."""
+    if kind == "scoring":
+        units = sum(c.billable_phones for c in contacts)
+        return units, plan.cost_per_phone * units
+    return len(contacts), plan.cost_per_contact * len(contacts)
+
+
 def _contact_row(job: Job, ordinal: int, contact: NewContact, now: datetime) -> dict[str, Any]:
     fields = contact.fields
     keys = record_keys(person_from_fields(fields))
@@ -71,6 +80,7 @@ def _contact_row(job: Job, ordinal: int, contact: NewContact, now: datetime) -> 
         "callback_url": contact.callback_url,
         "enrichment_contact_id": contact.enrichment_contact_id,
         "enriched_types": contact.enriched_types,
+        "source_row": contact.source_row,
         "created_at": now,
         "updated_at": now,
     }
@@ -89,17 +99,13 @@ async def create_job(
     now: datetime,
     reason: str,
     source: str = "api",
+    upload_columns: list[str] | None = None,
 ) -> OpenedJob:
     """Charges the contacts (D9: scoring per valid distinct phone, enrichment per contact)
     and creates their job, its contacts and the message that starts processing, in the
-    caller's transaction; no job when there are no contacts (P1)."""
-    plan = principal.plan
-    if kind == "scoring":
-        units = sum(c.billable_phones for c in contacts)
-        cost = plan.cost_per_phone * units
-    else:
-        units = len(contacts)
-        cost = plan.cost_per_contact * units
+    caller's transaction; no job when there are no contacts (P1). A job made from an uploaded
+    file keeps the file's header in ``upload_columns``."""
+    units, cost = cost_of(principal.plan, kind, contacts)
     if not contacts:
         remaining = await accounts.current_balance(session, principal.client_id)
         return OpenedJob(None, Decimal(0), remaining, units, 0)
@@ -111,6 +117,7 @@ async def create_job(
         scoring_type=scoring_type,
         name=name or f"{job_type} {now.strftime('%Y-%m-%dT%H:%M:%SZ')}",
         source=source,
+        upload_columns=upload_columns,
         status="Init",
         total_count=total,
         accepted_count=len(contacts),
@@ -203,6 +210,7 @@ async def job_contacts(
         session, job_id=job.id, offset=page.offset, limit=page.limit
     )
     return contacts, job.accepted_count
+
 
 # -- a job's summary and its results, for the web app's job page and download -----------------
 

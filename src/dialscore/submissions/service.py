@@ -4,13 +4,14 @@ job, charged (D5 to D9)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.accounts.schemas import Principal
+from dialscore.accounts.schemas import EffectivePlan, Principal
 from dialscore.jobs import service as jobs
 from dialscore.jobs.schemas import Kind, NewContact, OpenedJob
 from dialscore.submissions.rules import Rejected, prepare
@@ -34,6 +35,36 @@ class Submission:
     accepted: int
     opened: OpenedJob
     rejected: list[dict[str, Any]]
+    # Where each rejected record was among the submitted ones (0-based), in order.
+    rejected_positions: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What submitting some contacts would do, before anything is written or charged."""
+
+    total: int
+    accepted: int
+    phones: int
+    units: int
+    cost: Decimal
+    rejected: list[tuple[int, str]]
+
+
+def estimate(plan: EffectivePlan, kind: Kind, contacts: Sequence[Any]) -> Estimate:
+    """The rules and the charge of a submission of ``contacts``, run without writing: the
+    contacts accepted, their valid distinct phones, the units and credits the job would be
+    charged, and each rejected record's position and reason. Pure."""
+    results = prepare(kind, list(contacts))
+    accepted = [r for r in results if isinstance(r, NewContact)]
+    units, cost = jobs.cost_of(plan, kind, accepted)
+    rejected = [
+        (i, str(r.record["rejectedReason"]))
+        for i, r in enumerate(results)
+        if isinstance(r, Rejected)
+    ]
+    phones = sum(c.billable_phones for c in accepted)
+    return Estimate(len(results), len(accepted), phones, units, cost, rejected)
 
 
 async def submit(
@@ -46,12 +77,19 @@ async def submit(
     name: str | None,
     now: datetime,
     source: str = "api",
+    upload_columns: list[str] | None = None,
+    source_rows: Sequence[list[str]] | None = None,
 ) -> Submission:
     """Accepts the contacts the rules accept into one job of the submission's type (none
-    when every record is rejected, P1)."""
+    when every record is rejected, P1). A submission from an uploaded file gives the file's
+    header and, beside each contact, its row of the file, kept with the job and contact."""
     jobs.require_feature(principal.plan, kind, scoring_type)
     results = prepare(kind, list(contacts))
-    accepted = [r for r in results if isinstance(r, NewContact)]
+    accepted = [
+        r if source_rows is None else replace(r, source_row=source_rows[i])
+        for i, r in enumerate(results)
+        if isinstance(r, NewContact)
+    ]
     opened = await jobs.create_job(
         session,
         principal=principal,
@@ -64,6 +102,8 @@ async def submit(
         now=now,
         reason=f"{kind} submission",
         source=source,
+        upload_columns=upload_columns,
     )
+    positions = [i for i, r in enumerate(results) if isinstance(r, Rejected)]
     rejected = [r.record for r in results if isinstance(r, Rejected)]
-    return Submission(kind, len(results), len(accepted), opened, rejected)
+    return Submission(kind, len(results), len(accepted), opened, rejected, positions)
