@@ -1,7 +1,478 @@
-"""The upload pages of the web app."""
+"""The upload pages of the web app: a contact list sent as CSV, its columns mapped to contact
+fields, the cost shown, then one job started through the submission service.
+
+Between steps the file is kept on disk under ``data_dir/uploads/<id>/`` with a small JSON
+note of its owner and choices, so that every step survives a reload; the file itself is
+removed when its job starts (the rejected rows stay for download), and everything after a
+day."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import csv
+import hashlib
+import hmac
+import itertools
+import json
+import re
+import secrets
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+
+from dialscore.accounts import service as accounts
+from dialscore.accounts.schemas import EffectivePlan
+from dialscore.config import Settings
+from dialscore.dashboard import csvin
+from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
+from dialscore.dashboard.web import (
+    CSRF_FIELD,
+    PREFIX,
+    FormExpired,
+    PageNotFound,
+    SignedIn,
+    render,
+)
+from dialscore.jobs import service as jobs
+from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, MAX_JOB_NAME, Kind
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import ReadSession, WriteSession, get_state
+from dialscore.kit.errors import ApiError
+from dialscore.signin.schemas import WebUser
+from dialscore.submissions import service as submissions
 
 router = APIRouter()
+
+FILE_FIELD = "contacts"
+KEEP_SECONDS = 24 * 3600
+PREVIEW_ROWS = 5
+SHOWN_ROWS = 200
+_ID = re.compile(r"[A-Za-z0-9_-]{20,40}")
+KINDS: dict[Kind, str] = {"scoring": "Score", "enrichment": "Enrich"}
+TYPES = {"lightning": "Lightning", "core": "Core"}
+
+
+# -- the upload on disk -----------------------------------------------------------------------
+
+
+@dataclass
+class Upload:
+    """An uploaded file and what its owner chose so far."""
+
+    id: str
+    folder: Path
+    meta: dict[str, Any]
+
+    @property
+    def source(self) -> Path:
+        return self.folder / "contacts.csv"
+
+    @property
+    def rejected(self) -> Path:
+        return self.folder / "rejected.csv"
+
+    def save(self) -> None:
+        temp = self.folder / "meta.json.tmp"
+        temp.write_text(json.dumps(self.meta), encoding="utf-8")
+        temp.replace(self.folder / "meta.json")
+
+    def table(self, settings: Settings) -> csvin.Table:
+        return csvin.read_table(self.source.read_bytes(), max_rows=settings.upload_max_rows)
+
+
+def _root(settings: Settings) -> Path:
+    return settings.data_dir / "uploads"
+
+
+def _sweep(root: Path, now: float) -> None:
+    """Removes uploads older than a day."""
+    if not root.is_dir():
+        return
+    for folder in root.iterdir():
+        try:
+            if now - folder.stat().st_mtime > KEEP_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+        except FileNotFoundError:
+            continue
+
+
+def _create(settings: Settings, user: WebUser, filename: str, data: bytes) -> Upload:
+    root = _root(settings)
+    _sweep(root, time.time())
+    upload_id = secrets.token_urlsafe(18)
+    folder = root / upload_id
+    folder.mkdir(parents=True, mode=0o700)
+    (folder / "contacts.csv").write_bytes(data)
+    upload = Upload(
+        upload_id,
+        folder,
+        {
+            "user_id": user.principal.user_id,
+            "client_id": user.principal.client_id,
+            "filename": filename,
+            "mapping": None,
+        },
+    )
+    upload.save()
+    return upload
+
+
+def _open(settings: Settings, user: WebUser, upload_id: str) -> Upload:
+    """The user's own upload; anyone else's, or one gone, is not found."""
+    if not _ID.fullmatch(upload_id):
+        raise PageNotFound()
+    folder = _root(settings) / upload_id
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        raise PageNotFound() from None
+    if not hmac.compare_digest(str(meta.get("user_id")), user.principal.user_id):
+        raise PageNotFound()
+    if time.time() - (folder / "meta.json").stat().st_mtime > KEEP_SECONDS:
+        raise PageNotFound()
+    return Upload(upload_id, folder, meta)
+
+
+def _waiting(upload: Upload) -> None:
+    """A step before the job: the file must still be there."""
+    if upload.meta.get("started") or not upload.source.exists():
+        raise PageNotFound()
+
+
+def _file_name(raw: str) -> str:
+    name = PureWindowsPath(PurePosixPath(raw).name).name.strip()
+    return name[:MAX_JOB_NAME] or "contacts.csv"
+
+
+# -- step 1: the file -------------------------------------------------------------------------
+
+
+@router.get("/upload", response_class=HTMLResponse)
+async def upload_form(request: Request, user: SignedIn) -> HTMLResponse:
+    return render(request, "upload.html", user, error=None, **_limits(request))
+
+
+def _limits(request: Request) -> dict[str, Any]:
+    settings = get_state(request).settings
+    return {
+        "max_mib": round(settings.upload_max_bytes / (1024 * 1024), 1),
+        "max_rows": settings.upload_max_rows,
+    }
+
+
+def _check_csrf(form: Any, user: WebUser) -> None:
+    sent = form.get(CSRF_FIELD)
+    if not isinstance(sent, str) or not hmac.compare_digest(sent, user.csrf_token):
+        raise FormExpired()
+
+
+@router.post("/upload", response_class=HTMLResponse)
+async def upload_file(request: Request, user: SignedIn) -> Response:
+    settings = get_state(request).settings
+    limit = settings.upload_max_bytes
+
+    def refused(message: str) -> HTMLResponse:
+        return render(
+            request, "upload.html", user, error=message, status_code=400, **_limits(request)
+        )
+
+    too_large = (
+        f"The file is larger than {limit / (1024 * 1024):g} MiB: split it into smaller files."
+    )
+    try:
+        form = await request.form()
+    except HTTPException as exc:
+        if exc.status_code == 413:
+            return refused(too_large)
+        raise
+    _check_csrf(form, user)
+    sent = form.get(FILE_FIELD)
+    if not isinstance(sent, UploadFile) or not sent.filename:
+        return refused("Choose a CSV file to upload.")
+    data = await sent.read(limit + 1)
+    if len(data) > limit:
+        return refused(too_large)
+    try:
+        csvin.read_table(data, max_rows=settings.upload_max_rows)
+    except UploadError as exc:
+        return refused(str(exc))
+    upload = _create(settings, user, _file_name(sent.filename), data)
+    return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
+
+
+# -- step 2: the mapping ----------------------------------------------------------------------
+
+
+def _choices() -> list[tuple[str, str]]:
+    return [
+        *((field, field) for field in CONTACT_INPUT_FIELDS),
+        (EXTRA, "Keep as extra field"),
+        (IGNORE, "Ignore"),
+    ]
+
+
+def _render_mapping(
+    request: Request,
+    user: WebUser,
+    upload: Upload,
+    table: csvin.Table,
+    mapping: list[str],
+    errors: dict[int, str],
+) -> HTMLResponse:
+    return render(
+        request,
+        "upload_map.html",
+        user,
+        upload=upload,
+        table=table,
+        columns=list(zip(table.header, mapping, strict=True)),
+        preview=table.rows[:PREVIEW_ROWS],
+        choices=_choices(),
+        errors=errors,
+        status_code=400 if errors else 200,
+    )
+
+
+@router.get("/upload/{upload_id}/map", response_class=HTMLResponse)
+async def mapping_form(request: Request, upload_id: str, user: SignedIn) -> HTMLResponse:
+    settings = get_state(request).settings
+    upload = _open(settings, user, upload_id)
+    _waiting(upload)
+    table = upload.table(settings)
+    mapping = upload.meta.get("mapping") or csvin.guess_mapping(table.header)
+    return _render_mapping(request, user, upload, table, mapping, {})
+
+
+@router.post("/upload/{upload_id}/map", response_class=HTMLResponse)
+async def save_mapping(request: Request, upload_id: str, user: SignedIn) -> Response:
+    settings = get_state(request).settings
+    form = await request.form()
+    _check_csrf(form, user)
+    upload = _open(settings, user, upload_id)
+    _waiting(upload)
+    table = upload.table(settings)
+    mapping = [str(form.get(f"column-{i}", IGNORE)) for i in range(len(table.header))]
+    errors = csvin.mapping_errors(table.header, mapping)
+    if errors:
+        return _render_mapping(request, user, upload, table, mapping, errors)
+    upload.meta["mapping"] = mapping
+    upload.save()
+    return RedirectResponse(f"{PREFIX}/upload/{upload.id}/action", status_code=303)
+
+
+# -- step 3: the action and its cost ----------------------------------------------------------
+
+
+def _allowed(plan: EffectivePlan) -> dict[Kind, list[str]]:
+    allowed: dict[Kind, list[str]] = {}
+    for kind in KINDS:
+        for scoring_type in TYPES:
+            try:
+                jobs.require_feature(plan, kind, scoring_type)
+            except ApiError:
+                continue
+            allowed.setdefault(kind, []).append(scoring_type)
+    return allowed
+
+
+def _chosen(
+    allowed: dict[Kind, list[str]], kind: str | None, scoring_type: str | None
+) -> tuple[Kind, str] | None:
+    if not allowed:
+        return None
+    chosen: Kind = next((k for k in allowed if k == kind), next(iter(allowed)))
+    types = allowed[chosen]
+    return chosen, scoring_type if scoring_type in types else types[0]
+
+
+def _quote(upload: Upload, kind: str, scoring_type: str) -> str:
+    """What the shown cost was computed from; starting with another choice shows it again."""
+    text = json.dumps([upload.meta["mapping"], kind, scoring_type])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What starting would do: the contacts made of the file and the rules' verdict."""
+
+    table: csvin.Table
+    built: csvin.Contacts
+    estimate: submissions.Estimate
+
+    def reasons(self) -> dict[int, str]:
+        """Every rejected row's reason, by row index, for the page and the download."""
+        reasons = dict(self.built.rejected)
+        for position, reason in self.estimate.rejected:
+            row = self.built.positions[position]
+            note = self.built.notes.get(row)
+            reasons[row] = f"{reason} ({note})" if note else reason
+        return dict(sorted(reasons.items()))
+
+
+def _plan(settings: Settings, upload: Upload, plan: EffectivePlan, kind: Kind) -> Plan:
+    table = upload.table(settings)
+    built = csvin.build_contacts(table, upload.meta["mapping"])
+    return Plan(table, built, submissions.estimate(plan, kind, built.contacts))
+
+
+async def _render_action(
+    request: Request,
+    user: WebUser,
+    session: AsyncSession,
+    upload: Upload,
+    kind: str | None,
+    scoring_type: str | None,
+    error: str | None = None,
+    notice: str | None = None,
+) -> HTMLResponse:
+    settings = get_state(request).settings
+    allowed = _allowed(user.principal.plan)
+    chosen = _chosen(allowed, kind, scoring_type)
+    context: dict[str, Any] = {"upload": upload, "allowed": allowed, "kinds": KINDS}
+    offered = {t: label for t, label in TYPES.items() if any(t in ts for ts in allowed.values())}
+    context |= {"types": offered, "error": error, "notice": notice, "chosen": chosen}
+    if chosen is not None:
+        planned = _plan(settings, upload, user.principal.plan, chosen[0])
+        balance = await accounts.current_balance(session, user.principal.client_id)
+        reasons = planned.reasons()
+        context |= {
+            "estimate": planned.estimate,
+            "balance": balance,
+            "short": planned.estimate.cost > balance,
+            "rows": len(planned.table.rows),
+            "blank_rows": planned.table.blank_rows,
+            "delimiter": planned.table.delimiter_name,
+            "rejected": list(reasons.items())[:SHOWN_ROWS],
+            "rejected_count": len(reasons),
+            "findings": [f for f in planned.built.findings if not f.reject][:SHOWN_ROWS],
+            "warning_count": sum(1 for f in planned.built.findings if not f.reject),
+            "quote": _quote(upload, *chosen),
+        }
+    status = 400 if error else 200
+    return render(request, "upload_action.html", user, status_code=status, **context)
+
+
+@router.get("/upload/{upload_id}/action", response_class=HTMLResponse)
+async def action_form(
+    request: Request,
+    upload_id: str,
+    user: SignedIn,
+    session: ReadSession,
+    kind: str | None = None,
+    scoring_type: str | None = None,
+) -> Response:
+    upload = _open(get_state(request).settings, user, upload_id)
+    _waiting(upload)
+    if not upload.meta.get("mapping"):
+        return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
+    return await _render_action(request, user, session, upload, kind, scoring_type)
+
+
+@router.post("/upload/{upload_id}/start", response_class=HTMLResponse)
+async def start_job(
+    request: Request, upload_id: str, user: SignedIn, session: WriteSession
+) -> Response:
+    settings = get_state(request).settings
+    form = await request.form()
+    _check_csrf(form, user)
+    upload = _open(settings, user, upload_id)
+    _waiting(upload)
+    if not upload.meta.get("mapping"):
+        return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
+    kind, scoring_type = str(form.get("kind", "")), str(form.get("scoring_type", ""))
+    chosen = _chosen(_allowed(user.principal.plan), kind, scoring_type)
+    if chosen is None or chosen != (kind, scoring_type):
+        error = None if chosen is None else "Your plan does not include that choice. "
+        error = error and error + "The cost shown is for what it allows; nothing was charged."
+        return await _render_action(request, user, session, upload, kind, scoring_type, error)
+    if form.get("quote") != _quote(upload, kind, scoring_type):
+        notice = "The cost below is for your new choice. Nothing was charged: check it and "
+        notice += "press \u201cStart job\u201d again."
+        return await _render_action(
+            request, user, session, upload, kind, scoring_type, notice=notice
+        )
+    table = upload.table(settings)
+    built = csvin.build_contacts(table, upload.meta["mapping"])
+    try:
+        submission = await submissions.submit(
+            session,
+            principal=user.principal,
+            kind=chosen[0],
+            contacts=built.contacts,
+            scoring_type=scoring_type,
+            name=upload.meta["filename"],
+            now=utcnow(),
+            source="app",
+            upload_columns=table.header,
+            source_rows=[table.rows[i][: len(table.header)] for i in built.positions],
+        )
+    except ApiError as exc:
+        await session.rollback()
+        return await _render_action(
+            request, user, session, upload, kind, scoring_type, error=exc.message
+        )
+    await session.commit()
+    if submission.opened.job_id is not None:
+        get_state(request).wakers.wake("relay")
+    reasons = dict(built.rejected)
+    for position, record in zip(submission.rejected_positions, submission.rejected, strict=True):
+        row = built.positions[position]
+        note = built.notes.get(row)
+        reason = str(record["rejectedReason"])
+        reasons[row] = f"{reason} ({note})" if note else reason
+    upload.rejected.write_text(csvin.rejected_csv(table, reasons), encoding="utf-8")
+    upload.meta |= {
+        "started": True,
+        "job_id": submission.opened.job_id,
+        "accepted": submission.accepted,
+        "rows": len(table.rows),
+        "rejected": len(reasons),
+        "charged": str(submission.opened.charged),
+    }
+    upload.save()
+    upload.source.unlink(missing_ok=True)
+    if not reasons and submission.opened.job_id is not None:
+        return RedirectResponse(f"{PREFIX}/jobs/{submission.opened.job_id}", status_code=303)
+    return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
+
+
+# -- step 4: what was started, and the rejected rows ------------------------------------------
+
+
+def _started(request: Request, user: WebUser, upload_id: str) -> Upload:
+    upload = _open(get_state(request).settings, user, upload_id)
+    if not upload.meta.get("started"):
+        raise PageNotFound()
+    return upload
+
+
+@router.get("/upload/{upload_id}/started", response_class=HTMLResponse)
+async def started(request: Request, upload_id: str, user: SignedIn) -> HTMLResponse:
+    upload = _started(request, user, upload_id)
+    rows: list[list[str]] = []
+    if upload.rejected.exists():
+        with upload.rejected.open(encoding="utf-8", newline="") as file:
+            rows = list(itertools.islice(csv.reader(file), SHOWN_ROWS + 1))
+    header, rows = (rows[0], rows[1:]) if rows else ([], [])
+    return render(request, "upload_started.html", user, upload=upload, header=header, rows=rows)
+
+
+@router.get("/upload/{upload_id}/rejected.csv")
+async def rejected_rows(request: Request, upload_id: str, user: SignedIn) -> Response:
+    upload = _started(request, user, upload_id)
+    if not upload.rejected.exists():
+        raise PageNotFound()
+    stem = Path(upload.meta["filename"]).stem or "contacts"
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", stem) + "-rejected.csv"
+    return Response(
+        upload.rejected.read_bytes(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

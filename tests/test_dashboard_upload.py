@@ -1,0 +1,274 @@
+"""Uploading a contact list over HTTP, on both databases: the file read and mapped, the cost
+shown before anything is charged, one app job started with the file's columns and rows kept,
+the rejected rows downloadable with their reasons, and nobody else's upload readable."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import AsyncIterator
+from decimal import Decimal
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select
+
+from dialscore.accounts import service as accounts
+from dialscore.config import Settings
+from dialscore.kit.db import Database
+from dialscore.models import Contact, Job
+from dialscore.signin import service as signin
+from tests.conftest import SECRET
+from tests.support import Tenant, add_user
+
+PASSWORD = "correct horse battery"
+MAX_ROWS = 6
+MAX_BYTES = 4000
+
+MESSY = (
+    "\ufeff First Name ;LAST;Mobile;Company;Work Phone;Notes\r\n"
+    "Ada;Lovelace;+1 415 555 2671;Engines Ltd;;vip\r\n"
+    "Bob;Stone;4.15555E+10;Stone Co;;\r\n"
+    "Cy;Ng;33612345678;Ng plc;4155552672;from the fair\r\n"
+    "Dee;;4155552673;Dee Inc;;\r\n"
+)
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"upload_max_rows": MAX_ROWS, "upload_max_bytes": MAX_BYTES})
+
+
+async def sign_in(api: httpx.AsyncClient, db: Database, user_id: str) -> str:
+    """Signs the user in on ``api``; answers the session's CSRF token."""
+    async with db.unit_of_work() as session:
+        user = await signin.set_password(session, user_id=user_id, password=PASSWORD)
+    form = await api.get("/app/sign-in")
+    token = re.search(r'name="form_token" value="([^"]+)"', form.text)
+    assert token is not None
+    answer = await api.post(
+        "/app/sign-in",
+        data={"email": user.email, "password": PASSWORD, "form_token": token.group(1)},
+    )
+    assert answer.status_code == 303, answer.text
+    page = await api.get("/app/upload")
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+    assert found is not None
+    return found.group(1)
+
+
+async def send(
+    api: httpx.AsyncClient, token: str, text: str | bytes, name: str = "leads.csv"
+) -> httpx.Response:
+    data = text.encode() if isinstance(text, str) else text
+    return await api.post(
+        "/app/upload", data={"csrf_token": token}, files={"contacts": (name, data, "text/csv")}
+    )
+
+
+def selected(page: str) -> dict[str, str]:
+    """Each column's label and the option selected for it."""
+    found = re.findall(
+        r'<label for="(column-\d+)">([^<]*)</label>\s*<select[^>]*>(.*?)</select>', page, re.S
+    )
+    return {
+        label.strip(): re.search(r'value="([^"]+)" selected', options).group(1)  # type: ignore[union-attr]
+        for _, label, options in found
+    }
+
+
+def hidden(page: str, name: str) -> str:
+    found = re.search(rf'name="{name}" value="([^"]*)"', page)
+    assert found is not None, name
+    return found.group(1)
+
+
+@pytest.fixture
+async def other(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        yield client
+
+
+async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await sign_in(api, db, tenant.user_id)
+    sent = await send(api, token, MESSY)
+    assert sent.status_code == 303
+    mapping_url = sent.headers["location"]
+    upload_id = mapping_url.split("/")[3]
+
+    mapping = await api.get(mapping_url)
+    assert "semicolon separated" in mapping.text
+    assert selected(mapping.text) == {
+        "First Name": "firstName",
+        "LAST": "lastName",
+        "Mobile": "phone2",
+        "Company": "companyAccount",
+        "Work Phone": "phone",
+        "Notes": "extra",
+    }
+    assert "<td>Lovelace</td>" in mapping.text
+
+    chosen = {f"column-{i}": v for i, v in enumerate(selected(mapping.text).values())}
+    mapped = await api.post(mapping_url, data={"csrf_token": token, **chosen})
+    assert mapped.status_code == 303
+    action = await api.get(mapped.headers["location"])
+    assert action.status_code == 200
+    # Ada (one phone) and Cy (two): three phones at 0.05 credits; Bob's number lost digits,
+    # Dee has no last name.
+    assert re.search(r'id="contacts-found">2<', action.text)
+    assert re.search(r'id="phones-found">3<', action.text)
+    assert re.search(r'id="cost">0.15 credits', action.text)
+    assert re.search(r'id="balance">1000 credits', action.text)
+    assert "scientific notation" in action.text and "lost its leading +" in action.text
+    assert 'value="enrichment"' in action.text and 'value="core"' not in action.text
+    async with db.unit_of_work() as session:
+        assert await accounts.current_balance(session, tenant.client_id) == Decimal(1000)
+
+    started = await api.post(
+        f"/app/upload/{upload_id}/start",
+        data={
+            "csrf_token": token,
+            "kind": "scoring",
+            "scoring_type": "lightning",
+            "quote": hidden(action.text, "quote"),
+        },
+    )
+    assert started.status_code == 303
+    assert started.headers["location"] == f"/app/upload/{upload_id}/started"
+    result = await api.get(started.headers["location"])
+    job_id = re.search(r'href="/app/jobs/([0-9a-f-]{36})"', result.text).group(1)  # type: ignore[union-attr]
+    assert "Download rejected rows (CSV)" in result.text
+
+    async with db.unit_of_work() as session:
+        job = await session.get(Job, job_id)
+        assert job is not None
+        assert (job.source, job.name, job.accepted_count) == ("app", "leads.csv", 2)
+        assert job.upload_columns == [
+            "First Name",
+            "LAST",
+            "Mobile",
+            "Company",
+            "Work Phone",
+            "Notes",
+        ]
+        rows = (
+            await session.scalars(
+                select(Contact).where(Contact.job_id == job_id).order_by(Contact.ordinal)
+            )
+        ).all()
+        assert [c.source_row for c in rows] == [
+            ["Ada", "Lovelace", "+1 415 555 2671", "Engines Ltd", "", "vip"],
+            ["Cy", "Ng", "33612345678", "Ng plc", "4155552672", "from the fair"],
+        ]
+        assert rows[0].unmapped_fields == {"Notes": "vip"}
+        assert await accounts.current_balance(session, tenant.client_id) == Decimal("999.85")
+
+    listed = await api.get(f"/api/public/v2/jobs/{job_id}", headers=tenant.headers)
+    assert listed.json()["data"]["jobSource"] == "app"
+
+    download = await api.get(f"/app/upload/{upload_id}/rejected.csv")
+    assert download.headers["content-type"].startswith("text/csv")
+    assert "leads-rejected.csv" in download.headers["content-disposition"]
+    table = list(csv.reader(io.StringIO(download.text)))
+    assert table[0] == [*job.upload_columns, "rejectedReason"]
+    assert [r[0] for r in table[1:]] == ["Bob", "Dee"]
+    assert "scientific notation" in table[1][-1]
+    assert table[2][-1] == "lastName is required"
+    # The file is gone once its job started; its steps answer 404, its result stays.
+    assert (await api.get(mapping_url)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "Choose a CSV file to upload."),
+        (b"\n\n", "The file is empty."),
+        ("Name;Phone\nJos\xe9;1\n".encode("latin-1"), "CSV UTF-8"),
+        (b"a,b\n" + b"1,2\n" * (MAX_ROWS + 1), f"more than {MAX_ROWS} rows"),
+        (b"a,b\n" + b"x" * MAX_BYTES, "larger than"),
+        (b"Phone,phone\n1,2\n", "more than one column"),
+        (b"First,,Last\n1,2,3\n", "Column 2 of the header row has no name"),
+    ],
+)
+async def test_an_unusable_file_is_explained_beside_the_field(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, data: bytes, message: str
+) -> None:
+    token = await sign_in(api, db, tenant.user_id)
+    answer = await send(api, token, data, name="x.csv" if data else "")
+    assert answer.status_code == 400
+    error = re.search(r'<p id="contacts-error"[^>]*>([^<]*)</p>', answer.text)
+    assert error is not None and message in error.group(1).replace("&#34;", '"')
+    assert 'aria-describedby="contacts-error"' in answer.text
+
+
+async def test_a_field_chosen_twice_is_shown_beside_the_second_column(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await sign_in(api, db, tenant.user_id)
+    url = (await send(api, token, "Phone,Cell\n4155552671,4155552672\n")).headers["location"]
+    answer = await api.post(
+        url, data={"csrf_token": token, "column-0": "phone", "column-1": "phone"}
+    )
+    assert answer.status_code == 400
+    assert "phone is already chosen for column \u201cPhone\u201d." in answer.text
+    # The choices made are kept.
+    assert selected(answer.text) == {"Phone": "phone", "Cell": "phone"}
+
+
+async def test_a_changed_choice_shows_its_cost_before_charging(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await sign_in(api, db, tenant.user_id)
+    url = (await send(api, token, "First,Last,Phone,Company\nA,B,4155552671,C\n")).headers[
+        "location"
+    ]
+    upload_id = url.split("/")[3]
+    await api.post(
+        url,
+        data={
+            "csrf_token": token,
+            **{
+                f"column-{i}": f
+                for i, f in enumerate(["firstName", "lastName", "phone", "companyAccount"])
+            },
+        },
+    )
+    shown = await api.get(f"/app/upload/{upload_id}/action")
+    answer = await api.post(
+        f"/app/upload/{upload_id}/start",
+        data={
+            "csrf_token": token,
+            "kind": "enrichment",
+            "scoring_type": "lightning",
+            "quote": hidden(shown.text, "quote"),
+        },
+    )
+    assert answer.status_code == 200
+    assert "Nothing was charged" in answer.text and "Enrich (Lightning)" in answer.text
+    async with db.unit_of_work() as session:
+        assert (await session.scalars(select(Job))).first() is None
+    refused = await api.post(f"/app/upload/{upload_id}/start", data={"kind": "scoring"})
+    assert refused.status_code == 403
+
+
+async def test_another_users_upload_is_not_found(
+    api: httpx.AsyncClient, other: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await sign_in(api, db, tenant.user_id)
+    url = (await send(api, token, "First,Last,Phone\nA,B,4155552671\n")).headers["location"]
+    upload_id = url.split("/")[3]
+    member = await add_user(db, SECRET, tenant, "member@acme.example")
+    other_token = await sign_in(other, db, member.user_id)
+    for path in ("map", "action", "started", "rejected.csv"):
+        assert (await other.get(f"/app/upload/{upload_id}/{path}")).status_code == 404
+    posted = await other.post(
+        f"/app/upload/{upload_id}/map", data={"csrf_token": other_token, "column-0": "firstName"}
+    )
+    assert posted.status_code == 404
+    assert (await other.get("/app/upload/..%2F..%2Fsecret_key/map")).status_code == 404
+    assert (await api.get(url)).status_code == 200
