@@ -55,6 +55,7 @@ from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import Job, OutboxMessage
+from dialscore.phones import analyse
 from dialscore.scoring import engine
 from dialscore.scoring import service as scoring
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
@@ -141,7 +142,7 @@ def engine_throughput(contacts: Sequence[SimContact], repeats: int) -> None:
         seconds = []
         for _ in range(repeats):
             if cold:
-                phones.analyse.cache_clear()
+                analyse.cache_clear()
             gc.collect()
             started = time.perf_counter()
             work()
