@@ -1,6 +1,6 @@
 """Webhooks in a real browser: one created on the page receives a signed test event at a real
-receiver on 127.0.0.1, shows the attempt in its delivery log, and is deleted after a
-confirmation."""
+receiver on 127.0.0.1, shows the attempt in its delivery log, is delivered again on request,
+and is deleted after a confirmation."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from tests.fakes import Answer, Received, Receiver
 
 
 def test_a_webhook_made_in_the_browser_gets_a_signed_test_event(page: Page, team: Team) -> None:
-    arrived = threading.Event()
+    arrivals = [threading.Event(), threading.Event()]
 
     def answer(request: Received, index: int) -> Answer:
-        arrived.set()
+        arrivals[min(index, 1)].set()
         return Answer(200)
 
     with Receiver(answer) as receiver:
@@ -41,9 +41,9 @@ def test_a_webhook_made_in_the_browser_gets_a_signed_test_event(page: Page, team
         expect(page.get_by_role("heading", name="Webhook “Browser hook”")).to_be_visible()
         page.get_by_role("button", name="Send test event").click()
         expect(page.get_by_role("status")).to_contain_text("A test event is on its way")
-        assert arrived.wait(15), "the receiver got nothing"
+        assert arrivals[0].wait(15), "the receiver got nothing"
 
-        (received,) = receiver.received
+        received = receiver.received[0]
         assert received.json()["eventType"] == "webhook.test"
         expected = base64.b64encode(
             hmac.new(secret.encode(), received.body, hashlib.sha256).digest()
@@ -58,6 +58,13 @@ def test_a_webhook_made_in_the_browser_gets_a_signed_test_event(page: Page, team
             page.reload()
         expect(attempt).to_be_visible()
         expect(page.get_by_text("delivered", exact=True)).to_be_visible()
+
+        page.get_by_role("button", name="Redeliver").click()
+        expect(page.get_by_role("status")).to_contain_text("being sent again")
+        assert arrivals[1].wait(15), "the redelivery did not arrive"
+        again = receiver.received[1]
+        assert again.body == received.body  # the same envelope, id and all
+        assert again.headers["x-service-signature"] == expected
 
     page.get_by_role("link", name="Delete").click()
     expect(page.get_by_role("heading", name="Delete webhook “Browser hook”?")).to_be_visible()
