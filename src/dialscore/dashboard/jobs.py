@@ -1,21 +1,131 @@
-"""The jobs pages: the user's jobs, newest first."""
+"""The jobs pages: the user's jobs, one job's summary and contacts, its live progress, and its
+results as CSV."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+import re
+from typing import Any
+from urllib.parse import quote
 
-from dialscore.dashboard.web import SignedIn, render
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.dashboard import csvout
+from dialscore.dashboard.web import PageNotFound, SignedIn, render
 from dialscore.jobs import service
-from dialscore.kit.deps import ReadSession
-from dialscore.kit.pagination import PageRequest
+from dialscore.jobs.schemas import TERMINAL_STATES
+from dialscore.kit.deps import ReadSession, StateDep
+from dialscore.kit.errors import BadRequest, NotFound
+from dialscore.kit.pagination import MAX_PAGE, PageRequest
+from dialscore.models import Job
+from dialscore.signin.schemas import WebUser
 
 router = APIRouter()
+
+JOBS_PER_PAGE = 25
+CONTACTS_PER_PAGE = 50
+SOURCES = ("all", "app", "api")
+
+
+def _page_number(value: str | None) -> int:
+    """The ``page`` of a link, 1 when absent or not a page number: a page of the web app never
+    answers a malformed link with an error."""
+    try:
+        number = int(value or 1)
+    except ValueError:
+        return 1
+    return min(max(number, 1), MAX_PAGE)
+
+
+async def _own_job(session: AsyncSession, user: WebUser, job_id: str) -> Job:
+    """The user's job; anyone else's, or a malformed id, is a page not found (D1)."""
+    try:
+        return await service.job_of(session, user.principal, job_id)
+    except (NotFound, BadRequest):
+        raise PageNotFound() from None
+
+
+def _progress(job: Job) -> dict[str, Any]:
+    return {
+        "status": job.status,
+        "processed": job.processed_count,
+        "total": job.accepted_count,
+        "finished": job.status in TERMINAL_STATES,
+    }
 
 
 @router.get("/jobs", response_class=HTMLResponse)
 async def list_jobs(request: Request, user: SignedIn, session: ReadSession) -> HTMLResponse:
-    jobs, total = await service.list_jobs(
-        session, user.principal, source="all", page=PageRequest(1, 50)
+    source = request.query_params.get("source", "all")
+    if source not in SOURCES:
+        source = "all"
+    page = PageRequest(_page_number(request.query_params.get("page")), JOBS_PER_PAGE)
+    jobs, total = await service.list_jobs(session, user.principal, source=source, page=page)
+    return render(
+        request,
+        "jobs.html",
+        user,
+        jobs=jobs,
+        total=total,
+        source=source,
+        sources=SOURCES,
+        pagination=page.describe(total),
+        terminal=TERMINAL_STATES,
     )
-    return render(request, "jobs.html", user, jobs=jobs, total=total)
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+async def show_job(
+    request: Request, job_id: str, user: SignedIn, session: ReadSession
+) -> HTMLResponse:
+    job = await _own_job(session, user, job_id)
+    summary = await service.job_summary(session, job)
+    page = PageRequest(_page_number(request.query_params.get("page")), CONTACTS_PER_PAGE)
+    contacts, total = await service.job_contacts(session, user.principal, job.id, page)
+    return render(
+        request,
+        "job.html",
+        user,
+        job=job,
+        summary=summary,
+        lead_top=max((n for _, n in summary.lead_statuses), default=1),
+        phone_top=max((n for _, n in summary.phone_statuses), default=1),
+        contacts=contacts,
+        pagination=page.describe(total),
+        finished=job.status in TERMINAL_STATES,
+        progress=_progress(job),
+    )
+
+
+@router.get("/jobs/{job_id}/progress")
+async def job_progress(job_id: str, user: SignedIn, session: ReadSession) -> JSONResponse:
+    try:
+        job = await service.job_of(session, user.principal, job_id)
+    except (NotFound, BadRequest):
+        return JSONResponse({"error": "job not found"}, status_code=404)
+    return JSONResponse(_progress(job), headers={"Cache-Control": "no-store"})
+
+
+def _file_name(job: Job) -> str:
+    stem = re.sub(r"\.csv$", "", job.name, flags=re.IGNORECASE)
+    ascii_stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("_") or "job"
+    full = f"{stem} results.csv"
+    return f"attachment; filename=\"{ascii_stem}_results.csv\"; filename*=UTF-8''{quote(full)}"
+
+
+@router.get("/jobs/{job_id}/results.csv", response_model=None)
+async def download_results(
+    request: Request, job_id: str, user: SignedIn, session: ReadSession, state: StateDep
+) -> StreamingResponse | HTMLResponse:
+    job = await _own_job(session, user, job_id)
+    if job.status not in TERMINAL_STATES:
+        return render(request, "job_unfinished.html", user, job=job, status_code=409)
+    layout = csvout.Layout(job.upload_columns, max(1, await service.max_phone_count(session, job)))
+    # The session of this request ends before the body is sent: each batch reads in its own.
+    body = csvout.stream(layout, service.result_batches(state.db.read, job.id))
+    return StreamingResponse(
+        body,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": _file_name(job), "Cache-Control": "no-store"},
+    )

@@ -1,0 +1,258 @@
+"""The jobs pages over HTTP, on both databases: the list filtered by source, a job's page and
+its progress, another user's job not found, and the results CSV against the API's answer."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy import update
+
+from dialscore.dashboard.csvout import API_FIELDS, phone_columns
+from dialscore.kit.db import Database
+from dialscore.models import Contact, Job
+from dialscore.signin import service as signin
+from tests.conftest import SECRET
+from tests.support import V2, Tenant, add_user, contact, settle, submit
+
+PASSWORD = "correct horse battery"
+
+
+async def sign_in(api: httpx.AsyncClient, db: Database, tenant: Tenant) -> None:
+    async with db.unit_of_work() as session:
+        user = await signin.set_password(session, user_id=tenant.user_id, password=PASSWORD)
+        email = user.email
+    form = await api.get("/app/sign-in")
+    token = re.search(r'name="form_token" value="([^"]+)"', form.text)
+    assert token is not None
+    answer = await api.post(
+        "/app/sign-in",
+        data={"email": email, "password": PASSWORD, "form_token": token.group(1), "next": ""},
+    )
+    assert answer.status_code == 303, answer.text
+
+
+async def new_job(api: httpx.AsyncClient, tenant: Tenant, contacts: list[Any], **body: Any) -> str:
+    answer = await submit(api, tenant, contacts, **body)
+    assert answer.status_code in (200, 201), answer.text
+    job_id: str = answer.json()["data"]["jobId"]
+    return job_id
+
+
+def job_links(page: str) -> list[str]:
+    return re.findall(r'<a href="/app/jobs/([0-9a-f-]{36})">', page)
+
+
+def read_csv(answer: httpx.Response) -> list[dict[str, str]]:
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(answer.content.decode("utf-8-sig"))))
+    header = rows[0]
+    assert len(set(header)) == len(header), header
+    return [dict(zip(header, row, strict=True)) for row in rows[1:]]
+
+
+MIXED = [
+    contact("Ann", "Lee", "+14155552671", phone2="(415) 555-0100", companyAccount="Acme"),
+    contact("Bo", "Ng", "+14155550101", email="bo@example.com", title="CFO"),
+    contact("Cy", "Ro", "not a number", phone2="+442079460958", phone3="+14155550102"),
+]
+
+
+async def test_the_list_is_filtered_by_source_newest_first(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    first = await new_job(api, tenant, [contact()], name="first from api")
+    second = await new_job(api, tenant, [contact("Bo")], name="second from app")
+    third = await new_job(api, tenant, [contact("Cy")], name="third from api")
+    async with db.unit_of_work() as session:
+        await session.execute(update(Job).where(Job.id == second).values(source="app"))
+    await settle(app)
+    await sign_in(api, db, tenant)
+
+    every = await api.get("/app/jobs")
+    assert every.status_code == 200
+    assert job_links(every.text) == [third, second, first]
+    assert "3 jobs" in every.text
+    assert "data-progress-url" not in every.text  # finished: nothing to follow
+    assert (await api.get("/app/jobs", params={"source": "app"})).text.count("/app/jobs/") >= 1
+    assert job_links((await api.get("/app/jobs", params={"source": "app"})).text) == [second]
+    assert job_links((await api.get("/app/jobs?source=api")).text) == [third, first]
+    # A link that is not one of the three shows every job rather than an error.
+    assert job_links((await api.get("/app/jobs?source=fax&page=x")).text) == [third, second, first]
+
+
+async def test_the_list_is_paginated(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    made = [await new_job(api, tenant, [contact(f"P{i}")]) for i in range(27)]
+    await settle(app)
+    await sign_in(api, db, tenant)
+    first = await api.get("/app/jobs")
+    assert job_links(first.text) == made[::-1][:25]
+    assert "Page 1 of 2" in first.text and "Next page" in first.text
+    second = await api.get("/app/jobs?source=all&page=2")
+    assert job_links(second.text) == made[::-1][25:]
+    assert "Previous page" in second.text
+
+
+async def test_a_running_job_shows_live_progress_and_no_download(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    job_id = await new_job(api, tenant, MIXED)
+    await settle(app)
+    await sign_in(api, db, tenant)
+    progress = await api.get(f"/app/jobs/{job_id}/progress")
+    assert progress.json() == {"status": "Finalized", "processed": 3, "total": 3, "finished": True}
+
+    async with db.unit_of_work() as session:
+        await session.execute(
+            update(Job).where(Job.id == job_id).values(status="Processing", processed_count=1)
+        )
+    progress = await api.get(f"/app/jobs/{job_id}/progress")
+    assert progress.json() == {
+        "status": "Processing",
+        "processed": 1,
+        "total": 3,
+        "finished": False,
+    }
+    listed = await api.get("/app/jobs")
+    assert f'data-progress-url="/app/jobs/{job_id}/progress"' in listed.text
+    page = await api.get(f"/app/jobs/{job_id}")
+    assert f'data-progress-url="/app/jobs/{job_id}/progress"' in page.text
+    assert "Download results (CSV)" not in page.text
+    refused = await api.get(f"/app/jobs/{job_id}/results.csv")
+    assert refused.status_code == 409 and "once it has finished" in refused.text
+    async with db.unit_of_work() as session:
+        await session.execute(
+            update(Job).where(Job.id == job_id).values(status="Finalized", processed_count=3)
+        )
+
+
+async def test_another_users_job_is_not_found(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    other = await add_user(db, SECRET, tenant, "other@acme.example")
+    theirs = await new_job(api, other, [contact()])
+    mine = await new_job(api, tenant, [contact()])
+    await settle(app)
+    await sign_in(api, db, tenant)
+    assert job_links((await api.get("/app/jobs")).text) == [mine]
+    for path in (f"/app/jobs/{theirs}", f"/app/jobs/{theirs}/results.csv", "/app/jobs/nope"):
+        answer = await api.get(path)
+        assert answer.status_code == 404, path
+        assert "Not found" in answer.text
+    progress = await api.get(f"/app/jobs/{theirs}/progress")
+    assert progress.status_code == 404 and progress.json() == {"error": "job not found"}
+    assert (await api.get(f"/app/jobs/{mine}")).status_code == 200
+
+
+async def test_signed_out_the_pages_send_to_sign_in(api: httpx.AsyncClient, tenant: Tenant) -> None:
+    for path in ("/app/jobs", "/app/jobs/x/progress", "/app/jobs/x/results.csv"):
+        answer = await api.get(path)
+        assert answer.status_code == 303 and "/app/sign-in?next=" in answer.headers["location"]
+
+
+async def test_the_job_page_shows_the_summary_and_contacts_as_text(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    people = [*MIXED, contact("<script>alert(1)</script>", "Evil", "+14155550103")]
+    people += [contact(f"F{i}", "Many", f"+1415555{1000 + i}") for i in range(50)]
+    job_id = await new_job(api, tenant, people)
+    await settle(app)
+    await sign_in(api, db, tenant)
+    answered = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
+    api_contacts = answered.json()["data"]["contacts"]
+
+    page = await api.get(f"/app/jobs/{job_id}")
+    assert page.status_code == 200
+    assert "<script>alert(1)</script>" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert f'href="/app/jobs/{job_id}/results.csv"' in page.text
+    assert "Download results (CSV)" in page.text
+    assert "Contacts by lead status" in page.text and "Phones by status" in page.text
+    leads: dict[str, int] = {}
+    for c in api_contacts:
+        leads[c["leadStatus"]] = leads.get(c["leadStatus"], 0) + 1
+    chart = page.text.split("Contacts by lead status")[1].split("</figure>")[0]
+    for status, count in leads.items():
+        assert re.search(
+            rf"<span>{re.escape(status)}</span><div class=\"bar\"[^>]*></div><span>{count}</span>",
+            chart,
+        )
+    ann = api_contacts[0]
+    assert ann["bestPhone"] is not None
+    assert "Best phone" in page.text and ann["phones"][0]["reasons"]
+    assert html_text(ann["phones"][0]["reasons"][0]) in page.text
+    assert "Page 1 of 2" in page.text and "F45" in page.text and "F46" not in page.text
+    second = await api.get(f"/app/jobs/{job_id}?page=2")
+    assert "F46" in second.text and "Ann" not in second.text
+
+
+def html_text(value: str) -> str:
+    import html
+
+    return html.escape(value, quote=True)
+
+
+async def test_the_results_csv_equals_the_api_answer(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    job_id = await new_job(api, tenant, [*MIXED, contact("=1+2", "@Sum", "+14155550104")])
+    await settle(app)
+    await sign_in(api, db, tenant)
+    answered = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
+    expected = answered.json()["data"]["contacts"]
+    answer = await api.get(f"/app/jobs/{job_id}/results.csv")
+    assert "attachment" in answer.headers["content-disposition"]
+    rows = read_csv(answer)
+    header = list(rows[0])
+    assert header == [*API_FIELDS, *phone_columns(3), "bestPhone", "bestPhoneStatus", "leadStatus"]
+    assert len(rows) == len(expected) == 4
+    for row, want in zip(rows, expected, strict=True):
+        for name in ("firstName", "lastName", "email", "title", "companyAccount"):
+            value = want[name] or ""
+            assert row[name] in (value, "'" + value), name
+        for index, phone in enumerate(want["phones"], start=1):
+            slot = "phone" if index == 1 else f"phone{index}"
+            got = (row[slot], row[f"{slot}Status"], row[f"{slot}Type"], row[f"{slot}Country"])
+            assert got == tuple(phone[k] or "" for k in ("number", "status", "type", "country"))
+            assert phone["status"] is not None
+        best = want["bestPhone"] or {}
+        assert (row["bestPhone"], row["bestPhoneStatus"]) == (
+            best.get("number", ""),
+            best.get("status", ""),
+        )
+        assert row["leadStatus"] == want["leadStatus"]
+    assert (rows[3]["firstName"], rows[3]["lastName"]) == ("'=1+2", "'@Sum")
+    assert rows[0]["phone"] == "+14155552671"  # a number keeps its plus sign
+
+
+async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    job_id = await new_job(api, tenant, MIXED[:2])
+    await settle(app)
+    columns = ["First Name", "Mobile", "Notes;extra"]
+    cells = [["Ann", "4155552671", 'says "hi", often'], ["Bo", "+1 415 555 0101", ""]]
+    async with db.unit_of_work() as session:
+        await session.execute(update(Job).where(Job.id == job_id).values(upload_columns=columns))
+        for ordinal, row in enumerate(cells, start=1):
+            await session.execute(
+                update(Contact)
+                .where(Contact.job_id == job_id, Contact.ordinal == ordinal)
+                .values(source_row=row)
+            )
+    await sign_in(api, db, tenant)
+    rows = read_csv(await api.get(f"/app/jobs/{job_id}/results.csv"))
+    expected = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
+    header = list(rows[0])
+    assert header == [*columns, *phone_columns(2), "bestPhone", "bestPhoneStatus", "leadStatus"]
+    for row, sent, want in zip(rows, cells, expected["data"]["contacts"], strict=True):
+        assert [row[c] for c in columns] == sent
+        assert row["phoneStatus"] == want["phones"][0]["status"]
+        assert row["leadStatus"] == want["leadStatus"]
