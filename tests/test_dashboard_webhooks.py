@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import timedelta
 
 import httpx
 
+from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
+from dialscore.models import WebhookAttempt
 from dialscore.signin import service as signin
+from dialscore.webhooks import repository as webhooks_repo
+from dialscore.webhooks import service as webhooks
 from tests.conftest import SECRET
 from tests.support import Tenant, add_user
 
@@ -153,3 +158,58 @@ async def test_forms_without_their_token_are_refused(
     assert wrong.status_code == 403
     listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
     assert listed.json()["data"]["webhooks"] == []
+
+
+async def test_the_delivery_log_pages_deliveries_with_their_attempts(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    made = await api.post(
+        "/api/public/v2/webhooks",
+        headers=tenant.headers,
+        json={"name": "CRM", "url": "https://93.184.215.14/hook", "eventTypes": ["job.completed"]},
+    )
+    subscription = made.json()["data"]["id"]
+    now = utcnow()
+    rows = []
+    for age in range(23):
+        row = webhooks.delivery_row(
+            subscription_id=subscription,
+            user_id=tenant.user_id,
+            event_type="job.completed",
+            payload={"age": age},
+            job_id=None,
+            now=now - timedelta(minutes=age),
+        )
+        row["state"] = "failed"
+        rows.append(row)
+    # The newest waits for its next attempt, an hour away, after a failed one.
+    newest = rows[0]
+    newest.update(state="pending", attempts=1, available_at=now + timedelta(hours=1))
+    async with db.unit_of_work() as session:
+        await webhooks_repo.insert_deliveries(session, rows)
+        session.add(
+            WebhookAttempt(
+                delivery_id=newest["id"],
+                number=1,
+                status_code=503,
+                duration_ms=137,
+                error="HTTP 503 <from the receiver>",
+                attempted_at=now,
+            )
+        )
+    await signed_in(api, db, tenant)
+    first = await api.get(f"/app/webhooks/{subscription}")
+    assert first.status_code == 200
+    shown = re.findall(r'<h3 id="delivery-([0-9a-f-]+)">', first.text)
+    assert shown == [r["id"] for r in rows[:20]]  # newest first, 20 a page
+    assert "<td>503</td><td>137 ms</td><td>HTTP 503 &lt;from the receiver&gt;</td>" in (
+        first.text.replace("\n", "")
+    )
+    next_attempt = (now + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+    assert f"<dt>Next attempt</dt><dd>{next_attempt} UTC</dd>" in first.text
+    assert "Page 1 of 2" in first.text and 'rel="next"' in first.text
+    second = await api.get(f"/app/webhooks/{subscription}?page=2")
+    assert re.findall(r'<h3 id="delivery-([0-9a-f-]+)">', second.text) == [
+        r["id"] for r in rows[20:]
+    ]
+    assert 'rel="prev"' in second.text and 'rel="next"' not in second.text
