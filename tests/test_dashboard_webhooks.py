@@ -98,6 +98,7 @@ async def test_create_shows_the_secret_once_then_lifecycle(
     answer = await api.post("/app/webhooks", data=sent)
     assert answer.status_code == 200, answer.text
     secret = field_value(answer.text, "webhook-secret")
+    assert answer.headers["cache-control"] == "no-store"
     assert secret.startswith("whsec_")
     assert 'data-copy="webhook-secret"' in answer.text
     listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)

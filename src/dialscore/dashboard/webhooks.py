@@ -140,9 +140,11 @@ async def create_webhook(
     await session.commit()
     # The secret is in this answer only: the page is not redirected, and it is never stored
     # in the clear.
-    return await _list_page(
+    page = await _list_page(
         request, user, session, created=subscription, secret=secret, notice=NOTICES["created"]
     )
+    page.headers["Cache-Control"] = "no-store"
+    return page
 
 
 def _url_problem(message: str) -> str:
