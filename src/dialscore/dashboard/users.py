@@ -1,7 +1,187 @@
-"""The users pages of the web app."""
+"""The users pages of the web app (administrators only): add a user with a one-time link to
+set a password, make a new link, change a role, deactivate."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from dialscore.accounts import service as accounts
+from dialscore.accounts.schemas import ROLES
+from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, policy, render
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import ReadSession, StateDep
+from dialscore.kit.errors import ApiError, NotFound
+from dialscore.signin import service as signin
+from dialscore.signin.schemas import WebUser
 
 router = APIRouter()
+
+
+def _sentence(message: str) -> str:
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
+
+
+def _link_url(request: Request, token: str) -> str:
+    """The full address of a password link, as the browser reached this service (behind a
+    proxy uvicorn trusts, the forwarded scheme and host)."""
+    return f"{str(request.base_url).rstrip('/')}{PREFIX}/set-password/{token}"
+
+
+async def _users_page(
+    request: Request,
+    state: StateDep,
+    user: WebUser,
+    *,
+    status_code: int = 200,
+    **context: object,
+) -> HTMLResponse:
+    async with state.db.read() as session:
+        users = await accounts.list_users(session, client_id=user.principal.client_id)
+    context.setdefault("form", {"email": "", "role": "member"})
+    context.setdefault("errors", {})
+    return render(
+        request, "users.html", user, status_code=status_code, users=users, roles=ROLES, **context
+    )
+
+
+@router.get("/users", response_class=HTMLResponse)
+async def list_users(
+    request: Request, state: StateDep, user: Admin, deactivated: str | None = None
+) -> HTMLResponse:
+    notice = ""
+    if deactivated:
+        notice = "The user was deactivated: their sessions ended and their keys answer 401."
+    return await _users_page(request, state, user, notice=notice)
+
+
+@router.post("/users", response_class=HTMLResponse)
+async def add_user(
+    request: Request,
+    state: StateDep,
+    user: AdminForm,
+    email: Annotated[str, Form()] = "",
+    role: Annotated[str, Form()] = "member",
+) -> HTMLResponse:
+    form = {"email": email, "role": role}
+    errors: dict[str, str] = {}
+    if not email.strip():
+        errors["email"] = "Enter the email address of the person to add."
+    elif role not in ROLES:
+        errors["role"] = f"Choose one of: {', '.join(ROLES)}."
+    else:
+        async with state.db.write() as session:
+            try:
+                added, token = await signin.invite_user(
+                    session,
+                    client_id=user.principal.client_id,
+                    email=email,
+                    role=role,
+                    now=utcnow(),
+                    policy=policy(state.settings),
+                )
+            except ApiError as exc:
+                errors["email"] = _sentence(exc.message)
+            else:
+                await session.commit()
+                return await _users_page(
+                    request, state, user, link=_link_url(request, token), link_email=added.email
+                )
+    return await _users_page(request, state, user, status_code=400, form=form, errors=errors)
+
+
+@router.post("/users/{user_id}/link", response_class=HTMLResponse)
+async def new_link(
+    request: Request, state: StateDep, user: AdminForm, user_id: str
+) -> HTMLResponse:
+    async with state.db.write() as session:
+        try:
+            target, token = await signin.new_password_link(
+                session,
+                client_id=user.principal.client_id,
+                user_id=user_id,
+                now=utcnow(),
+                policy=policy(state.settings),
+            )
+        except NotFound:
+            raise PageNotFound() from None
+        except ApiError as exc:
+            return await _users_page(
+                request, state, user, status_code=400, error=_sentence(exc.message)
+            )
+        await session.commit()
+    return await _users_page(
+        request, state, user, link=_link_url(request, token), link_email=target.email
+    )
+
+
+@router.post("/users/{user_id}/role", response_class=HTMLResponse)
+async def change_role(
+    request: Request,
+    state: StateDep,
+    user: AdminForm,
+    user_id: str,
+    role: Annotated[str, Form()] = "",
+) -> HTMLResponse:
+    async with state.db.write() as session:
+        try:
+            target = await accounts.set_role(
+                session,
+                client_id=user.principal.client_id,
+                user_id=user_id,
+                role=role,
+                acting_user_id=user.principal.user_id,
+            )
+        except NotFound:
+            raise PageNotFound() from None
+        except ApiError as exc:
+            return await _users_page(
+                request, state, user, status_code=400, error=_sentence(exc.message)
+            )
+        email, new_role = target.email, target.role
+        await session.commit()
+    return await _users_page(request, state, user, notice=f"{email} is now {new_role}.")
+
+
+@router.get("/users/{user_id}/deactivate", response_class=HTMLResponse)
+async def confirm_deactivate(
+    request: Request, session: ReadSession, user: Admin, user_id: str
+) -> HTMLResponse:
+    try:
+        target = await accounts.client_user(
+            session, client_id=user.principal.client_id, user_id=user_id
+        )
+    except NotFound:
+        raise PageNotFound() from None
+    return render(
+        request,
+        "users_deactivate.html",
+        user,
+        target=target,
+        is_self=target.id == user.principal.user_id,
+    )
+
+
+@router.post("/users/{user_id}/deactivate", response_model=None)
+async def deactivate(
+    request: Request, state: StateDep, user: AdminForm, user_id: str
+) -> HTMLResponse | RedirectResponse:
+    async with state.db.write() as session:
+        try:
+            await signin.deactivate_user(
+                session,
+                client_id=user.principal.client_id,
+                user_id=user_id,
+                acting_user_id=user.principal.user_id,
+                now=utcnow(),
+            )
+        except NotFound:
+            raise PageNotFound() from None
+        except ApiError as exc:
+            return await _users_page(
+                request, state, user, status_code=400, error=_sentence(exc.message)
+            )
+        await session.commit()
+    return RedirectResponse(f"{PREFIX}/users?deactivated=1", status_code=303)

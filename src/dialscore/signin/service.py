@@ -12,6 +12,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as accounts_repo
+from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
 from dialscore.accounts.service import effective_plan
 from dialscore.kit.clock import new_id
@@ -218,5 +219,40 @@ async def use_password_link(
     link = await usable_link(session, token=token, now=now)
     user = await set_password(session, user_id=link.user_id, password=password)
     link.used_at = now
+    await end_sessions(session, user_id=user.id, now=now)
+    return user
+
+
+# -- what an administrator does to the client's users -----------------------------------------
+
+
+async def invite_user(
+    session: AsyncSession, *, client_id: str, email: str, role: str, now: datetime, policy: Policy
+) -> tuple[User, str]:
+    """A new user of the client and the token of a link to set their password."""
+    user = await accounts.create_user(session, client_id=client_id, email=email, role=role)
+    token = await create_password_link(session, user_id=user.id, now=now, policy=policy)
+    return user, token
+
+
+async def new_password_link(
+    session: AsyncSession, *, client_id: str, user_id: str, now: datetime, policy: Policy
+) -> tuple[User, str]:
+    """Another link for a user of the client (one who forgot their password, or lost the
+    first link); a deactivated user gets none."""
+    user = await accounts.client_user(session, client_id=client_id, user_id=user_id)
+    if user.deactivated_at is not None:
+        raise BadRequest(f"{user.email} is deactivated")
+    token = await create_password_link(session, user_id=user.id, now=now, policy=policy)
+    return user, token
+
+
+async def deactivate_user(
+    session: AsyncSession, *, client_id: str, user_id: str, acting_user_id: str, now: datetime
+) -> User:
+    """Deactivates a user of the client: their sessions end and their keys answer 401."""
+    user = await accounts.deactivate_user(
+        session, client_id=client_id, user_id=user_id, acting_user_id=acting_user_id, now=now
+    )
     await end_sessions(session, user_id=user.id, now=now)
     return user
