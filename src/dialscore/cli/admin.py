@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import getpass
+import sys
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
@@ -13,9 +15,10 @@ from dialscore.config import Settings
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
-from dialscore.kit.errors import NotFound
+from dialscore.kit.errors import ApiError, NotFound
 from dialscore.models import OutboxMessage
 from dialscore.outbox import failed
+from dialscore.signin import service as signin
 from dialscore.v1 import service as v1
 
 admin = typer.Typer(
@@ -35,15 +38,38 @@ def _amount(text: str) -> Decimal:
     return value
 
 
+PASSWORD_STDIN_HELP = (
+    "Read a web app password for the user from standard input (not echoed on a terminal)"
+)
+
+
+def _read_password() -> str:
+    """A password from standard input: asked for without echo on a terminal, else the first
+    line (its line ending removed). Exits with {error} when it cannot be used."""
+    if sys.stdin.isatty():
+        password = getpass.getpass("Password: ")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        fail("no password on standard input")
+    try:
+        return signin.check_password(password)
+    except ApiError as exc:
+        fail(exc.message)
+        raise
+
+
 @admin.command("create-client")
 def create_client(
     name: Annotated[str, typer.Option(help="Company name")],
     plan: Annotated[str, typer.Option(help="free, team, business or enterprise")] = "team",
     credits: Annotated[str, typer.Option(help="Opening credit balance")] = "0",
     email: Annotated[str | None, typer.Option(help="Email of the admin user")] = None,
+    password_stdin: Annotated[bool, typer.Option(help=PASSWORD_STDIN_HELP)] = False,
 ) -> None:
     """Create a client with an admin user and an API key for that user."""
     amount = _amount(credits)
+    password = _read_password() if password_stdin else None
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
         async with db.unit_of_work() as session:
@@ -53,7 +79,10 @@ def create_client(
             key = await service.create_key(
                 session, user_id=user.id, secret=settings.resolved_secret_key
             )
-        return {"clientId": client.id, "userId": user.id, "apiKey": key.api_key}
+            if password is not None:
+                await signin.set_password(session, user_id=user.id, password=password)
+        created = {"clientId": client.id, "userId": user.id, "apiKey": key.api_key}
+        return created if password is None else {**created, "passwordSet": True}
 
     emit(run_with_db(action))
 
@@ -63,13 +92,32 @@ def create_user(
     client: Annotated[str, typer.Option(help="Client id")],
     email: Annotated[str, typer.Option(help="Email address")],
     role: Annotated[str, typer.Option(help="admin or member")] = "member",
+    password_stdin: Annotated[bool, typer.Option(help=PASSWORD_STDIN_HELP)] = False,
 ) -> None:
     """Add a user to a client."""
+    password = _read_password() if password_stdin else None
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
         async with db.unit_of_work() as session:
             user = await service.create_user(session, client_id=client, email=email, role=role)
-        return {"userId": user.id}
+            if password is not None:
+                await signin.set_password(session, user_id=user.id, password=password)
+        return {"userId": user.id} if password is None else {"userId": user.id, "passwordSet": True}
+
+    emit(run_with_db(action))
+
+
+@admin.command("set-password")
+def set_password(user: Annotated[str, typer.Option(help="User id")]) -> None:
+    """Set a user's web app password, read from standard input (not echoed on a terminal);
+    the user's open sessions end."""
+    password = _read_password()
+
+    async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        async with db.unit_of_work() as session:
+            row = await signin.set_password(session, user_id=user, password=password)
+            await signin.end_sessions(session, user_id=row.id, now=utcnow())
+        return {"userId": row.id, "passwordSet": True}
 
     emit(run_with_db(action))
 
