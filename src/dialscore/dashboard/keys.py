@@ -75,6 +75,7 @@ async def create_key(
     owner: Annotated[str, Form()] = "",
     expires: Annotated[str, Form()] = "",
 ) -> HTMLResponse:
+    owner = owner or user.principal.user_id
     form = {"label": label, "owner": owner, "expires": expires}
     errors: dict[str, str] = {}
     expires_at: datetime | None = None
