@@ -37,7 +37,7 @@ def rejected_rows(page: str) -> list[list[str]]:
     table = re.search(r"<caption>Rejected rows.*?<tbody>(.*?)</tbody>", page, re.S)
     assert table is not None, "no rejected rows listed"
     return [
-        [html.unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
+        [html.unescape(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
         for row in re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)
     ]
 

@@ -203,9 +203,8 @@ async def test_the_delivery_log_pages_deliveries_with_their_attempts(
     assert first.status_code == 200
     shown = re.findall(r'<h3 id="delivery-([0-9a-f-]+)">', first.text)
     assert shown == [r["id"] for r in rows[:20]]  # newest first, 20 a page
-    assert "<td>503</td><td>137 ms</td><td>HTTP 503 &lt;from the receiver&gt;</td>" in (
-        first.text.replace("\n", "")
-    )
+    cells = re.sub(r"<td [^>]*>", "<td>", first.text)
+    assert "<td>503</td><td>137 ms</td><td>HTTP 503 &lt;from the receiver&gt;</td>" in cells
     next_attempt = (now + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
     assert f"<dt>Next attempt</dt><dd>{next_attempt} UTC</dd>" in first.text
     assert "Page 1 of 2" in first.text and 'rel="next"' in first.text

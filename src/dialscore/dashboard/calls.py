@@ -59,7 +59,7 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
     "ivrPath": ("ivrpath", "ivr"),
 }
 _FIELD_OF = {spelling: name for name, spellings in _SPELLINGS.items() for spelling in spellings}
-SHOWN_FIELDS = ("number", "outcome", "calledAt")
+SHOWN_FIELDS = (("number", "Number"), ("outcome", "Outcome"), ("calledAt", "Time"))
 
 
 @dataclass(frozen=True)
