@@ -112,6 +112,13 @@ async def test_create_shows_the_secret_once_then_lifecycle(
     listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
     assert listed.json()["data"]["webhooks"][0]["status"] == "inactive"
 
+    on = await api.post(f"/app/webhooks/{made['id']}/active", data={"csrf_token": token})
+    assert on.status_code == 303
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"][0]["status"] == "active"
+    page = await api.get(on.headers["location"])
+    assert "The webhook is active" in page.text
+
     log = await api.get(f"/app/webhooks/{made['id']}")
     assert log.status_code == 200 and "No deliveries yet." in log.text
     confirm = await api.get(f"/app/webhooks/{made['id']}/delete")
@@ -140,7 +147,8 @@ async def test_another_users_webhook_is_not_found(
     token = await signed_in(api, db, tenant)
     for path in (f"/app/webhooks/{theirs}", f"/app/webhooks/{theirs}/delete", "/app/webhooks/x"):
         assert (await api.get(path)).status_code == 404, path
-    for action in ("inactive", "delete", "test"):
+    retry = "deliveries/00000000-0000-4000-8000-000000000000/retry"
+    for action in ("inactive", "active", "delete", "test", retry):
         answer = await api.post(f"/app/webhooks/{theirs}/{action}", data={"csrf_token": token})
         assert answer.status_code == 404, action
     listed = await api.get("/api/public/v2/webhooks", headers=other.headers)
