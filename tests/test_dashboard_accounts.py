@@ -224,6 +224,7 @@ async def test_a_key_for_a_member_with_an_expiry_works_and_is_listed(
         },
     )
     assert made.status_code == 200, made.text
+    assert made.headers["cache-control"] == "no-store"
     found = re.search(r'id="new-api-key" type="text" readonly value="([^"]+)"', made.text)
     assert found is not None
     assert await credits_status(api, found[1]) == 200
@@ -284,6 +285,7 @@ async def test_a_new_users_password_link_works_once(
     )
     assert added.status_code == 200, added.text
     link = link_of(added.text)
+    assert added.headers["cache-control"] == "no-store"
     assert link.startswith("http://testserver/app/set-password/")
     path = link.removeprefix("http://testserver")
     assert (await browser.get(path)).status_code == 200
@@ -461,6 +463,7 @@ async def test_the_callback_secret_is_revealed_on_request(
             session, user_id=team.member.user_id, server_secret=SECRET
         )
     assert f'readonly value="{secret}"' in shown.text
+    assert shown.headers["cache-control"] == "no-store"
 
 
 # -- the password commands -----------------------------------------------------------------------

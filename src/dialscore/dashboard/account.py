@@ -132,4 +132,6 @@ async def reveal_callback_secret(request: Request, state: StateDep, user: FormUs
             server_secret=state.settings.resolved_secret_key,
         )
         await session.commit()
-    return await _account_page(request, state, user, 1, callback_secret=secret)
+    page = await _account_page(request, state, user, 1, callback_secret=secret)
+    page.headers["Cache-Control"] = "no-store"
+    return page

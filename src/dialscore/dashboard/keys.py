@@ -109,7 +109,7 @@ async def create_key(
             else:
                 await session.commit()
                 blank = {"label": "", "owner": user.principal.user_id, "expires": ""}
-                return await _keys_page(
+                page = await _keys_page(
                     request,
                     state,
                     user,
@@ -118,6 +118,9 @@ async def create_key(
                     created_owner=owner_user.email,
                     form=blank,
                 )
+                # The key is shown only on this answer: no cache may keep it.
+                page.headers["Cache-Control"] = "no-store"
+                return page
     return await _keys_page(request, state, user, status_code=400, form=form, errors=errors)
 
 

@@ -47,6 +47,15 @@ async def _users_page(
     )
 
 
+async def _link_page(
+    request: Request, state: StateDep, user: WebUser, token: str, email: str
+) -> HTMLResponse:
+    page = await _users_page(request, state, user, link=_link_url(request, token), link_email=email)
+    # The link is shown only on this answer: no cache may keep it.
+    page.headers["Cache-Control"] = "no-store"
+    return page
+
+
 @router.get("/users", response_class=HTMLResponse)
 async def list_users(
     request: Request, state: StateDep, user: Admin, deactivated: str | None = None
@@ -86,9 +95,7 @@ async def add_user(
                 errors["email"] = _sentence(exc.message)
             else:
                 await session.commit()
-                return await _users_page(
-                    request, state, user, link=_link_url(request, token), link_email=added.email
-                )
+                return await _link_page(request, state, user, token, added.email)
     return await _users_page(request, state, user, status_code=400, form=form, errors=errors)
 
 
@@ -112,9 +119,7 @@ async def new_link(
                 request, state, user, status_code=400, error=_sentence(exc.message)
             )
         await session.commit()
-    return await _users_page(
-        request, state, user, link=_link_url(request, token), link_email=target.email
-    )
+    return await _link_page(request, state, user, token, target.email)
 
 
 @router.post("/users/{user_id}/role", response_class=HTMLResponse)
