@@ -392,6 +392,9 @@ async def test_deactivating_a_user_ends_their_session_and_their_keys(
     refused = await attempt_sign_in(browser, team.member_email, PASSWORD)
     assert refused.status_code == 401
     assert await credits_status(api, team.admin) == 200
+    keys = await api.get("/app/keys")
+    row = keys.text.split(team.member_email, 1)[1].split("</tr>", 1)[0]
+    assert "user deactivated: the key answers 401" in row
 
 
 # -- signing in ----------------------------------------------------------------------------------

@@ -108,10 +108,10 @@ def add_ledger_entry(
 # -- the web app's lists ----------------------------------------------------------------------
 
 
-async def client_keys(session: AsyncSession, client_id: str) -> list[tuple[ApiKey, str]]:
-    """Every key of a client with its owner's email, newest first."""
+async def client_keys(session: AsyncSession, client_id: str) -> list[tuple[ApiKey, User]]:
+    """Every key of a client with its owner, newest first."""
     rows = await session.execute(
-        select(ApiKey, User.email)
+        select(ApiKey, User)
         .join(User, User.id == ApiKey.user_id)
         .where(ApiKey.client_id == client_id)
         .order_by(ApiKey.created_at.desc(), ApiKey.id)

@@ -360,6 +360,8 @@ class KeyView:
     last_used_at: datetime | None
     expires_at: datetime | None
     status: KeyStatus
+    # A deactivated user's keys answer 401 whatever their own status.
+    owner_deactivated: bool
 
 
 def key_status(key: ApiKey, now: datetime) -> KeyStatus:
@@ -375,13 +377,14 @@ async def list_keys(session: AsyncSession, *, client_id: str, now: datetime) -> 
         KeyView(
             key.id,
             key.label,
-            email,
+            owner.email,
             key.created_at,
             key.last_used_at,
             key.expires_at,
             key_status(key, now),
+            owner.deactivated_at is not None,
         )
-        for key, email in await repo.client_keys(session, client_id)
+        for key, owner in await repo.client_keys(session, client_id)
     ]
 
 
