@@ -123,7 +123,7 @@ async def download_results(
         return render(request, "job_unfinished.html", user, job=job, status_code=409)
     layout = csvout.Layout(job.upload_columns, max(1, await service.max_phone_count(session, job)))
     # The session of this request ends before the body is sent: each batch reads in its own.
-    body = csvout.stream(layout, service.result_batches(state.db.read, job.id))
+    body = csvout.stream(layout, service.result_batches(state.db.read, job))
     return StreamingResponse(
         body,
         media_type="text/csv; charset=utf-8",

@@ -247,14 +247,19 @@ async def max_phone_count(session: AsyncSession, job: Job) -> int:
 
 
 async def result_batches(
-    sessions: async_sessionmaker[AsyncSession], job_id: str, *, batch: int = RESULT_BATCH
+    sessions: async_sessionmaker[AsyncSession], job: Job, *, batch: int = RESULT_BATCH
 ) -> AsyncIterator[list[ResultRow]]:
     """The job's contacts in order, ``batch`` at a time, each batch read in a session of its
-    own: a large job is never held whole, nor a read transaction held open between batches."""
+    own: a large job is never held whole, nor a read transaction held open between batches.
+    A job made from an uploaded file has each contact's ``source_row`` (and no ``fields``),
+    any other its ``fields``."""
     after = 0
+    uploaded = job.upload_columns is not None
     while True:
         async with sessions() as session:
-            rows = await repo.result_rows(session, job_id, after=after, limit=batch)
+            rows = await repo.result_rows(
+                session, job.id, after=after, limit=batch, uploaded=uploaded
+            )
         if not rows:
             return
         yield rows
