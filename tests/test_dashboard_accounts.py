@@ -437,7 +437,7 @@ async def test_the_account_page_shows_plan_balance_ledger_and_tiers(
     assert "<dd>business</dd>" in text
     assert "<strong data-balance>985</strong>" in text
     assert "page 1 of 2 (31 entries)" in text
-    assert text.count("<td>operator</td>") == 25
+    assert text.count(">operator</td>") == 25
     assert "-0.5" in text
     assert f"<strong>{minute['remaining']:,}</strong> left of {minute['limit']:,}" in text
     assert "5 per second" in text  # the business plan's webhook deliveries
