@@ -307,13 +307,18 @@ class Plan:
     estimate: submissions.Estimate
 
     def reasons(self) -> dict[int, str]:
-        """Every rejected row's reason, by row index, for the page and the download."""
-        reasons = dict(self.built.rejected)
-        for position, reason in self.estimate.rejected:
-            row = self.built.positions[position]
-            note = self.built.notes.get(row)
-            reasons[row] = f"{reason} ({note})" if note else reason
-        return dict(sorted(reasons.items()))
+        return _reasons(self.built, self.estimate.rejected)
+
+
+def _reasons(built: csvin.Contacts, by_rules: list[tuple[int, str]]) -> dict[int, str]:
+    """Every rejected row's reason, by row index: its damage, or the rules' reason for its
+    contact (with what was noticed in its cells)."""
+    reasons = dict(built.rejected)
+    for position, reason in by_rules:
+        row = built.positions[position]
+        note = built.notes.get(row)
+        reasons[row] = f"{reason} ({note})" if note else reason
+    return dict(sorted(reasons.items()))
 
 
 def _plan(settings: Settings, upload: Upload, plan: EffectivePlan, kind: Kind) -> Plan:
@@ -383,7 +388,8 @@ async def start_job(
     form = await request.form()
     _check_csrf(form, user)
     upload = _open(settings, user, upload_id)
-    _waiting(upload)
+    if upload.meta.get("started") or not upload.source.exists():
+        return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
     if not upload.meta.get("mapping"):
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
     kind, scoring_type = str(form.get("kind", "")), str(form.get("scoring_type", ""))
@@ -398,9 +404,15 @@ async def start_job(
         return await _render_action(
             request, user, session, upload, kind, scoring_type, notice=notice
         )
-    table = upload.table(settings)
-    built = csvin.build_contacts(table, upload.meta["mapping"])
+    # Taking the file is the claim: a second press of the button finds it gone.
+    claimed = upload.folder / "starting.csv"
     try:
+        upload.source.rename(claimed)
+    except FileNotFoundError:
+        return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
+    try:
+        table = csvin.read_table(claimed.read_bytes(), max_rows=settings.upload_max_rows)
+        built = csvin.build_contacts(table, upload.meta["mapping"])
         submission = await submissions.submit(
             session,
             principal=user.principal,
@@ -413,20 +425,20 @@ async def start_job(
             upload_columns=table.header,
             source_rows=[table.rows[i][: len(table.header)] for i in built.positions],
         )
+        await session.commit()
     except ApiError as exc:
         await session.rollback()
+        claimed.rename(upload.source)
         return await _render_action(
             request, user, session, upload, kind, scoring_type, error=exc.message
         )
-    await session.commit()
+    except BaseException:
+        claimed.rename(upload.source)
+        raise
     if submission.opened.job_id is not None:
         get_state(request).wakers.wake("relay")
-    reasons = dict(built.rejected)
-    for position, record in zip(submission.rejected_positions, submission.rejected, strict=True):
-        row = built.positions[position]
-        note = built.notes.get(row)
-        reason = str(record["rejectedReason"])
-        reasons[row] = f"{reason} ({note})" if note else reason
+    rules = zip(submission.rejected_positions, submission.rejected, strict=True)
+    reasons = _reasons(built, [(p, str(r["rejectedReason"])) for p, r in rules])
     upload.rejected.write_text(csvin.rejected_csv(table, reasons), encoding="utf-8")
     upload.meta |= {
         "started": True,
@@ -437,7 +449,7 @@ async def start_job(
         "charged": str(submission.opened.charged),
     }
     upload.save()
-    upload.source.unlink(missing_ok=True)
+    claimed.unlink(missing_ok=True)
     if not reasons and submission.opened.job_id is not None:
         return RedirectResponse(f"{PREFIX}/jobs/{submission.opened.job_id}", status_code=303)
     return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
@@ -448,7 +460,7 @@ async def start_job(
 
 def _started(request: Request, user: WebUser, upload_id: str) -> Upload:
     upload = _open(get_state(request).settings, user, upload_id)
-    if not upload.meta.get("started"):
+    if not upload.meta.get("started") and not (upload.folder / "starting.csv").exists():
         raise PageNotFound()
     return upload
 
