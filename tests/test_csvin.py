@@ -188,3 +188,29 @@ def test_any_written_table_reads_back(rows: list[list[str]], delimiter: str, bom
     read = table(buffer.getvalue(), bom=bom)
     assert read.header == header
     assert read.rows == rows
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    mantissa=st.integers(1, 9),
+    decimals=st.text(alphabet="0123456789", min_size=1, max_size=6),
+    exponent=st.integers(5, 14),
+)
+def test_any_number_in_scientific_notation_is_rejected(
+    mantissa: int, decimals: str, exponent: int
+) -> None:
+    fixed, message, reject = csvin.phone_damage(f"{mantissa}.{decimals}E+{exponent}", None)
+    assert reject and fixed is None and message is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(number=st.integers(2_000_000_000, 9_999_999_999))
+def test_a_valid_us_number_is_never_called_damaged(number: int) -> None:
+    from dialscore.phones import analyse
+
+    text = str(number)
+    fixed, message, reject = csvin.phone_damage(text, None)
+    if analyse(text, "US") is not None:
+        assert (fixed, message, reject) == (None, None, False)
+    else:
+        assert not reject and fixed is None

@@ -23,7 +23,7 @@ from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
 from dialscore.signin import service as signin
 from tests.conftest import SECRET
-from tests.support import Tenant, add_user
+from tests.support import Tenant, add_user, make_tenant
 
 PASSWORD = "correct horse battery"
 MAX_ROWS = 6
@@ -308,3 +308,27 @@ async def test_starting_twice_makes_one_job_and_old_uploads_are_removed(
     assert (await api.get(f"/app/upload/{older}/map")).status_code == 404
     await send(api, token, text)
     assert not folder.exists()
+
+
+async def test_a_balance_too_low_is_explained_and_the_upload_kept(
+    api: httpx.AsyncClient, db: Database
+) -> None:
+    poor = await make_tenant(db, SECRET, credits=0, name="Poor")
+    token = await sign_in(api, db, poor.user_id)
+    url = (await send(api, token, "First,Last,Phone\nAda,Lee,4155552671\n")).headers["location"]
+    upload_id = url.split("/")[3]
+    chosen = {"column-0": "firstName", "column-1": "lastName", "column-2": "phone"}
+    action = await api.get(
+        (await api.post(url, data={"csrf_token": token, **chosen})).headers["location"]
+    )
+    assert "The balance does not cover this job." in action.text
+    start = {"csrf_token": token, "kind": "scoring", "scoring_type": "lightning"}
+    answer = await api.post(
+        f"/app/upload/{upload_id}/start", data={**start, "quote": hidden(action.text, "quote")}
+    )
+    assert answer.status_code == 400
+    error = re.search(r'<p id="start-error"[^>]*>([^<]*)</p>', answer.text)
+    assert error is not None and "insufficient credits" in error.group(1)
+    async with db.unit_of_work() as session:
+        assert (await session.scalars(select(Job))).first() is None
+    assert (await api.get(url)).status_code == 200
