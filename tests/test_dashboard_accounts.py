@@ -308,12 +308,21 @@ async def test_a_new_users_password_link_works_once(
     assert 'value="cy@acme.example"' in duplicate.text
 
 
-async def test_a_password_link_expires_after_24_hours(db: Database, team: Team) -> None:
+async def test_a_password_link_expires_after_24_hours(
+    api: httpx.AsyncClient, db: Database, team: Team
+) -> None:
     made_at = utcnow() - timedelta(hours=30)
     async with db.unit_of_work() as session:
         token = await signin.create_password_link(
             session, user_id=team.member.user_id, now=made_at, policy=Policy()
         )
+    page = await api.get(f"/app/set-password/{token}")
+    assert page.status_code == 404
+    assert "ask your administrator for a new one" in page.text
+    posted = await api.post(
+        f"/app/set-password/{token}", data={"password": PASSWORD, "confirm": PASSWORD}
+    )
+    assert posted.status_code == 404
     async with db.read() as session:
         await signin.usable_link(session, token=token, now=made_at + timedelta(hours=23))
     async with db.unit_of_work() as session:
