@@ -125,7 +125,7 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     assert re.search(r'id="contacts-found">2<', action.text)
     assert re.search(r'id="phones-found">3<', action.text)
     assert re.search(r'id="cost">0.15 credits', action.text)
-    assert re.search(r'id="balance">1000 credits', action.text)
+    assert re.search(r'id="balance">1,000 credits', action.text)
     assert "scientific notation" in action.text and "lost its leading +" in action.text
     assert 'value="enrichment"' in action.text and 'value="core"' not in action.text
     async with db.unit_of_work() as session:

@@ -348,6 +348,7 @@ async def _render_action(
         balance = await accounts.current_balance(session, user.principal.client_id)
         reasons = planned.reasons()
         context |= {
+            "credits": lambda value: f"{value.normalize():,f}",
             "estimate": planned.estimate,
             "balance": balance,
             "short": planned.estimate.cost > balance,
