@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
+import sqlite3
 import time
+from contextlib import closing
 
 import httpx
 from playwright.sync_api import Dialog, Page, expect
@@ -59,3 +61,35 @@ def test_an_api_job_shows_with_its_summary_contacts_and_results(page: Page, team
     assert [r["phone2Status"] for r in rows] == [
         c["phones"][1]["status"] if len(c["phones"]) > 1 else "" for c in wanted
     ]
+
+
+def _set_progress(team: Team, job_id: str, status: str, processed: int) -> None:
+    """Puts the job back to a state of its run, as the worker writes it."""
+    path = team.live.settings.resolved_database_url.removeprefix("sqlite:///")
+    with closing(sqlite3.connect(path, timeout=30)) as db, db:
+        db.execute(
+            "UPDATE jobs SET status = ?, processed_count = ? WHERE id = ?",
+            (status, processed, job_id),
+        )
+
+
+def test_progress_moves_without_reloading_the_page(page: Page, team: Team) -> None:
+    job_id = _finished_job(team, "Moving job")
+    _set_progress(team, job_id, "Processing", 1)
+    sign_in(page, team.admin_email)
+    page.goto(f"/app/jobs/{job_id}")
+    expect(page.get_by_role("link", name="Download results (CSV)")).to_have_count(0)
+    bar = page.get_by_role("progressbar", name="Progress")
+    expect(bar).to_have_attribute("value", "1")
+    page.evaluate("window.notReloaded = true")
+
+    _set_progress(team, job_id, "Processing", 2)
+    expect(page.get_by_text("Processing: 2 of 2")).to_be_visible()
+    assert page.evaluate("window.notReloaded") is True
+    expect(bar).to_have_js_property("value", 2)
+
+    # Finished: the page reloads itself once, and offers the results.
+    _set_progress(team, job_id, "Finalized", 2)
+    expect(page.get_by_role("link", name="Download results (CSV)")).to_be_visible()
+    page.goto("/app/jobs")
+    expect(page.locator("[data-progress-url]")).to_have_count(0)
