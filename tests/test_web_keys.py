@@ -46,3 +46,35 @@ def test_a_key_made_in_the_browser_works_until_revoked(page: Page, team: Team) -
         assert "revoked" in refused.json()["error"]
     # The key string is never shown again.
     assert api_key not in page.content()
+
+
+def test_a_user_added_in_the_browser_sets_a_password_from_the_link(page: Page, team: Team) -> None:
+    sign_in(page, team.admin_email)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Users").click()
+    page.get_by_label("Email").fill("dee@acme.example")
+    page.get_by_label("Role", exact=True).select_option("member")
+    page.get_by_role("button", name="Add user").click()
+    field = page.get_by_role("textbox", name="Password link")
+    expect(field).to_have_attribute("readonly", "")
+    link = field.input_value()
+    assert link.startswith(f"{team.base_url}/app/set-password/"), link
+    row = page.get_by_role("row").filter(has_text="dee@acme.example")
+    expect(row).to_contain_text("no password yet")
+
+    newcomer = page.context.browser
+    assert newcomer is not None
+    context = newcomer.new_context(base_url=team.base_url)
+    try:
+        other = context.new_page()
+        other.goto(link)
+        other.get_by_label("New password", exact=True).fill("dee's long password")
+        other.get_by_label("New password again").fill("dee's long password")
+        other.get_by_role("button", name="Set password").click()
+        expect(other.get_by_role("status")).to_contain_text("Your password is set")
+        sign_in(other, "dee@acme.example", "dee's long password")
+        other.goto(link)
+        expect(other.get_by_role("alert")).to_contain_text("This link is not valid")
+    finally:
+        context.close()
+    page.reload()
+    expect(page.get_by_role("row").filter(has_text="dee@acme.example")).to_contain_text("active")
