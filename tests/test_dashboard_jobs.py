@@ -256,3 +256,67 @@ async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
         assert [row[c] for c in columns] == sent
         assert row["phoneStatus"] == want["phones"][0]["status"]
         assert row["leadStatus"] == want["leadStatus"]
+
+
+async def test_an_uploaded_files_results_keep_its_columns_and_cells(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    await sign_in(api, db, tenant)
+    page = await api.get("/app/upload")
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    text = (
+        "First Name,Last Name,Mobile,Work Phone,Notes\r\n"
+        'Ann,Lee,+1 415 555 2671,(212) 555-0100,"=HYPERLINK(""x"")"\r\n'
+        "Bo,Ng,4155550101,,plain\r\n"
+    )
+    sent = await api.post(
+        "/app/upload",
+        data={"csrf_token": token},
+        files={"contacts": ("leads.csv", text.encode(), "text/csv")},
+    )
+    assert sent.status_code == 303, sent.text
+    mapping_url = sent.headers["location"]
+    mapping = await api.get(mapping_url)
+    choices = re.findall(r'<select[^>]*name="(column-\d+)"[^>]*>(.*?)</select>', mapping.text, re.S)
+    chosen = {
+        name: re.search(r'value="([^"]+)" selected', options).group(1)  # type: ignore[union-attr]
+        for name, options in choices
+    }
+    assert len(chosen) == 5
+    mapped = await api.post(mapping_url, data={"csrf_token": token, **chosen})
+    assert mapped.status_code == 303, mapped.text
+    action = await api.get(mapped.headers["location"])
+    quote = re.search(r'name="quote" value="([^"]*)"', action.text).group(1)  # type: ignore[union-attr]
+    started = await api.post(
+        mapped.headers["location"].rsplit("/", 1)[0] + "/start",
+        data={"csrf_token": token, "kind": "scoring", "scoring_type": "lightning", "quote": quote},
+    )
+    assert started.status_code == 303, started.text
+    # Started, the upload leads to its job (or to its rejected rows, which link the job).
+    result = await api.get(started.headers["location"], follow_redirects=True)
+    job_id = re.search(r"/app/jobs/([0-9a-f-]{36})", f"{result.url} {result.text}").group(1)  # type: ignore[union-attr]
+    await settle(app)
+
+    rows = read_csv(await api.get(f"/app/jobs/{job_id}/results.csv"))
+    expected = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
+    columns = ["First Name", "Last Name", "Mobile", "Work Phone", "Notes"]
+    assert list(rows[0]) == [
+        *columns,
+        *phone_columns(2),
+        "bestPhone",
+        "bestPhoneStatus",
+        "leadStatus",
+    ]
+    assert [[r[c] for c in columns] for r in rows] == [
+        ["Ann", "Lee", "+1 415 555 2671", "(212) 555-0100", '\'=HYPERLINK("x")'],
+        ["Bo", "Ng", "4155550101", "", "plain"],
+    ]
+    for row, want in zip(rows, expected["data"]["contacts"], strict=True):
+        numbers = [(p["number"], p["status"], p["type"]) for p in want["phones"]]
+        got = [(row["phone"], row["phoneStatus"], row["phoneType"])]
+        if row["phone2"]:
+            got.append((row["phone2"], row["phone2Status"], row["phone2Type"]))
+        assert got == numbers
+        assert row["leadStatus"] == want["leadStatus"]
+    listed = await api.get("/app/jobs?source=app")
+    assert job_links(listed.text) == [job_id] and "leads.csv" in listed.text
