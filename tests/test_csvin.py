@@ -118,8 +118,11 @@ def test_a_lost_plus_is_restored_and_explained() -> None:
     read = table("First,Last,Phone\nAda,L,441632960000\nBob,M,33612345678\n")
     built = csvin.build_contacts(read, csvin.guess_mapping(read.header))
     assert not built.rejected
-    assert [c["phone"] for c in built.contacts] == ["+441632960000", "+33612345678"]
-    assert "lost its leading +" in built.notes[0]
+    # +33 6 12 34 56 78 is a valid number: read with its +. +44 1632 960000 is not (a
+    # number set aside for drama): explained, left as it was, for the rules to judge.
+    assert [c["phone"] for c in built.contacts] == ["441632960000", "+33612345678"]
+    assert "lost its leading +" in built.notes[0] and "not a valid number" in built.notes[0]
+    assert "read as +33612345678" in built.notes[1]
     assert [f.reject for f in built.findings] == [False, False]
 
 

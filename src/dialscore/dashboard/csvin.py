@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import phonenumbers
-
 from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS
 from dialscore.phones import analyse, country_or_default
 from dialscore.scoring.numbers import PHONE_SLOTS
@@ -296,19 +294,18 @@ def phone_damage(value: str, country: str | None) -> tuple[str | None, str | Non
     if analyse(text, region) is not None:
         return None, None, False
     if 11 <= len(text) <= 15 and not text.startswith("1"):
-        try:
-            possible = phonenumbers.is_possible_number(phonenumbers.parse("+" + text))
-        except phonenumbers.NumberParseException:
-            possible = False
-        if possible:
-            return (
-                "+" + text,
-                (
-                    f"{text} looks like an international number that lost its leading + (a "
-                    f"spreadsheet reads +{text[:2]}\u2026 as a formula); read as +{text}."
-                ),
-                False,
-            )
+        lost_plus = (
+            f"{text} looks like an international number that lost its leading + (a "
+            f"spreadsheet reads +{text[:2]}\u2026 as a formula)"
+        )
+        if analyse("+" + text) is not None:
+            return "+" + text, f"{lost_plus}; read as +{text}.", False
+        return (
+            None,
+            f"{lost_plus}, but +{text} is not a valid number either: put the + back "
+            "and format the column as Text.",
+            False,
+        )
     if 8 <= len(text) <= 10:
         return (
             None,
