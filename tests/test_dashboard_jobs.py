@@ -252,10 +252,10 @@ async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
     expected = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
     header = list(rows[0])
     assert header == [*columns, *phone_columns(2), "bestPhone", "bestPhoneStatus", "leadStatus"]
-    for row, sent, want in zip(rows, cells, expected["data"]["contacts"], strict=True):
-        assert [row[c] for c in columns] == sent
-        assert row["phoneStatus"] == want["phones"][0]["status"]
-        assert row["leadStatus"] == want["leadStatus"]
+    for line, sent, want in zip(rows, cells, expected["data"]["contacts"], strict=True):
+        assert [line[c] for c in columns] == sent
+        assert line["phoneStatus"] == want["phones"][0]["status"]
+        assert line["leadStatus"] == want["leadStatus"]
 
 
 async def test_an_uploaded_files_results_keep_its_columns_and_cells(

@@ -36,7 +36,12 @@ def _finished_job(team: Team, name: str) -> str:
 def test_an_api_job_shows_with_its_summary_contacts_and_results(page: Page, team: Team) -> None:
     job_id = _finished_job(team, "Browser job")
     dialogs: list[Dialog] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog), dialog.dismiss()))
+
+    def refuse(dialog: Dialog) -> None:
+        dialogs.append(dialog)
+        dialog.dismiss()
+
+    page.on("dialog", refuse)
     sign_in(page, team.admin_email)
 
     page.get_by_role("link", name="From the API").click()
