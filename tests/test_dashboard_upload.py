@@ -145,6 +145,7 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     result = await api.get(started.headers["location"])
     job_id = re.search(r'href="/app/jobs/([0-9a-f-]{36})"', result.text).group(1)  # type: ignore[union-attr]
     assert "Download rejected rows (CSV)" in result.text
+    assert "<td>Dee</td>" in result.text and "<td>lastName is required</td>" in result.text
 
     async with db.unit_of_work() as session:
         job = await session.get(Job, job_id)
@@ -176,7 +177,9 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     download = await api.get(f"/app/upload/{upload_id}/rejected.csv")
     assert download.headers["content-type"].startswith("text/csv")
     assert "leads-rejected.csv" in download.headers["content-disposition"]
-    table = list(csv.reader(io.StringIO(download.text)))
+    # As the file came: a BOM and semicolons.
+    assert download.content.startswith(b"\xef\xbb\xbfFirst Name;")
+    table = list(csv.reader(io.StringIO(download.content.decode("utf-8-sig")), delimiter=";"))
     assert table[0] == [*job.upload_columns, "rejectedReason"]
     assert [r[0] for r in table[1:]] == ["Bob", "Dee"]
     assert "scientific notation" in table[1][-1]

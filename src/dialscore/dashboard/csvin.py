@@ -36,6 +36,7 @@ class Table:
     widths: list[int]
     delimiter: str
     blank_rows: int = 0
+    bom: bool = False
 
     @property
     def delimiter_name(self) -> str:
@@ -139,7 +140,7 @@ def read_table(data: bytes, *, max_rows: int) -> Table:
         raise UploadError(f"The file is not valid CSV (line {reader.line_num}): {exc}.") from None
     if not rows:
         raise UploadError("The file has a header but no rows of contacts.")
-    return Table(names, rows, widths, delimiter, blank)
+    return Table(names, rows, widths, delimiter, blank, data.startswith(b"\xef\xbb\xbf"))
 
 
 # -- which field a column holds ---------------------------------------------------------------
@@ -402,10 +403,12 @@ def build_contacts(table: Table, mapping: Sequence[str]) -> Contacts:
 
 def rejected_csv(table: Table, reasons: dict[int, str]) -> str:
     """The rejected rows as they were in the file, plus a ``rejectedReason`` column, in the
-    file's order, comma separated."""
+    file's order, with its delimiter and (when it had one) its byte order mark, so that the
+    spreadsheet it came from opens it alike and the fixed rows can be uploaded again."""
     width = max([len(table.header), *(table.widths[i] for i in reasons)])
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    buffer = io.StringIO("\ufeff" if table.bom else "")
+    buffer.seek(0, io.SEEK_END)
+    writer = csv.writer(buffer, delimiter=table.delimiter, lineterminator="\r\n")
     writer.writerow([*table.header, *[""] * (width - len(table.header)), "rejectedReason"])
     for index in sorted(reasons):
         row = table.rows[index]

@@ -156,6 +156,7 @@ def _file_name(raw: str) -> str:
 
 @router.get("/upload", response_class=HTMLResponse)
 async def upload_form(request: Request, user: SignedIn) -> HTMLResponse:
+    _sweep(_root(get_state(request).settings), time.time())
     return render(request, "upload.html", user, error=None, **_limits(request))
 
 
@@ -446,6 +447,7 @@ async def start_job(
         "job_id": submission.opened.job_id,
         "accepted": submission.accepted,
         "rows": len(table.rows),
+        "delimiter": table.delimiter,
         "rejected": len(reasons),
         "charged": str(submission.opened.charged),
     }
@@ -471,8 +473,9 @@ async def started(request: Request, upload_id: str, user: SignedIn) -> HTMLRespo
     upload = _started(request, user, upload_id)
     rows: list[list[str]] = []
     if upload.rejected.exists():
-        with upload.rejected.open(encoding="utf-8", newline="") as file:
-            rows = list(itertools.islice(csv.reader(file), SHOWN_ROWS + 1))
+        delimiter = upload.meta.get("delimiter", ",")
+        with upload.rejected.open(encoding="utf-8-sig", newline="") as file:
+            rows = list(itertools.islice(csv.reader(file, delimiter=delimiter), SHOWN_ROWS + 1))
     header, rows = (rows[0], rows[1:]) if rows else ([], [])
     return render(request, "upload_started.html", user, upload=upload, header=header, rows=rows)
 
