@@ -24,6 +24,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
@@ -83,8 +84,10 @@ class Upload:
         temp.write_text(json.dumps(self.meta), encoding="utf-8")
         temp.replace(self.folder / "meta.json")
 
-    def table(self, settings: Settings) -> csvin.Table:
-        return csvin.read_table(self.source.read_bytes(), max_rows=settings.upload_max_rows)
+    async def table(self, settings: Settings, source: Path | None = None) -> csvin.Table:
+        """The file read again, off the event loop: a large one takes seconds."""
+        data = (source or self.source).read_bytes()
+        return await run_in_threadpool(csvin.read_table, data, max_rows=settings.upload_max_rows)
 
 
 def _root(settings: Settings) -> Path:
@@ -201,7 +204,7 @@ async def upload_file(request: Request, user: SignedIn) -> Response:
     if len(data) > limit:
         return refused(too_large)
     try:
-        csvin.read_table(data, max_rows=settings.upload_max_rows)
+        await run_in_threadpool(csvin.read_table, data, max_rows=settings.upload_max_rows)
     except UploadError as exc:
         return refused(str(exc))
     upload = _create(settings, user, _file_name(sent.filename), data)
@@ -211,12 +214,10 @@ async def upload_file(request: Request, user: SignedIn) -> Response:
 # -- step 2: the mapping ----------------------------------------------------------------------
 
 
-def _choices() -> list[tuple[str, str]]:
-    return [
-        *((field, field) for field in CONTACT_INPUT_FIELDS),
-        (EXTRA, "Keep as extra field"),
-        (IGNORE, "Ignore"),
-    ]
+CHOICES = [(f, f) for f in CONTACT_INPUT_FIELDS] + [
+    (EXTRA, "Keep as extra field"),
+    (IGNORE, "Ignore"),
+]
 
 
 def _render_mapping(
@@ -235,7 +236,7 @@ def _render_mapping(
         table=table,
         columns=list(zip(table.header, mapping, strict=True)),
         preview=table.rows[:PREVIEW_ROWS],
-        choices=_choices(),
+        choices=CHOICES,
         errors=errors,
         status_code=400 if errors else 200,
     )
@@ -246,7 +247,7 @@ async def mapping_form(request: Request, upload_id: str, user: SignedIn) -> HTML
     settings = get_state(request).settings
     upload = _open(settings, user, upload_id)
     _waiting(upload)
-    table = upload.table(settings)
+    table = await upload.table(settings)
     mapping = upload.meta.get("mapping") or csvin.guess_mapping(table.header)
     return _render_mapping(request, user, upload, table, mapping, {})
 
@@ -258,7 +259,7 @@ async def save_mapping(request: Request, upload_id: str, user: SignedIn) -> Resp
     _check_csrf(form, user)
     upload = _open(settings, user, upload_id)
     _waiting(upload)
-    table = upload.table(settings)
+    table = await upload.table(settings)
     mapping = [str(form.get(f"column-{i}", IGNORE)) for i in range(len(table.header))]
     errors = csvin.mapping_errors(table.header, mapping)
     if errors:
@@ -322,9 +323,8 @@ def _reasons(built: csvin.Contacts, by_rules: list[tuple[int, str]]) -> dict[int
     return dict(sorted(reasons.items()))
 
 
-def _plan(settings: Settings, upload: Upload, plan: EffectivePlan, kind: Kind) -> Plan:
-    table = upload.table(settings)
-    built = csvin.build_contacts(table, upload.meta["mapping"])
+def _plan(table: csvin.Table, mapping: list[str], plan: EffectivePlan, kind: Kind) -> Plan:
+    built = csvin.build_contacts(table, mapping)
     return Plan(table, built, submissions.estimate(plan, kind, built.contacts))
 
 
@@ -345,7 +345,10 @@ async def _render_action(
     offered = {t: label for t, label in TYPES.items() if any(t in ts for ts in allowed.values())}
     context |= {"types": offered, "error": error, "notice": notice, "chosen": chosen}
     if chosen is not None:
-        planned = _plan(settings, upload, user.principal.plan, chosen[0])
+        table = await upload.table(settings)
+        planned = await run_in_threadpool(
+            _plan, table, upload.meta["mapping"], user.principal.plan, chosen[0]
+        )
         balance = await accounts.current_balance(session, user.principal.client_id)
         reasons = planned.reasons()
         context |= {
@@ -413,8 +416,8 @@ async def start_job(
     except FileNotFoundError:
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
     try:
-        table = csvin.read_table(claimed.read_bytes(), max_rows=settings.upload_max_rows)
-        built = csvin.build_contacts(table, upload.meta["mapping"])
+        table = await upload.table(settings, claimed)
+        built = await run_in_threadpool(csvin.build_contacts, table, upload.meta["mapping"])
         submission = await submissions.submit(
             session,
             principal=user.principal,

@@ -3,6 +3,7 @@ job, charged (D5 to D9)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -15,6 +16,7 @@ from dialscore.accounts.schemas import EffectivePlan, Principal
 from dialscore.jobs import service as jobs
 from dialscore.jobs.schemas import Kind, NewContact, OpenedJob
 from dialscore.submissions.rules import Rejected, prepare
+from dialscore.submissions.schemas import MAX_CONTACTS
 
 # D11: the job a version 2 submission creates, by kind and scoring type.
 JOB_TYPES: dict[tuple[Kind, str], str] = {
@@ -84,7 +86,12 @@ async def submit(
     when every record is rejected, P1). A submission from an uploaded file gives the file's
     header and, beside each contact, its row of the file, kept with the job and contact."""
     jobs.require_feature(principal.plan, kind, scoring_type)
-    results = prepare(kind, list(contacts))
+    if len(contacts) > MAX_CONTACTS:
+        # Only the web app sends more than a request may hold: its rules take seconds, run
+        # off the event loop.
+        results = await asyncio.to_thread(prepare, kind, list(contacts))
+    else:
+        results = prepare(kind, list(contacts))
     accepted = [
         r if source_rows is None else replace(r, source_row=source_rows[i])
         for i, r in enumerate(results)
