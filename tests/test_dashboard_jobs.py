@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import update
 
 from dialscore.dashboard.csvout import API_FIELDS, phone_columns
+from dialscore.jobs import service
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
 from dialscore.signin import service as signin
@@ -184,6 +185,15 @@ async def test_the_job_page_shows_the_summary_and_contacts_as_text(
             rf"<span>{re.escape(status)}</span><div class=\"bar\"[^>]*></div><span>{count}</span>",
             chart,
         )
+    phones: dict[str, int] = {}
+    for c in api_contacts:
+        for p in c["phones"]:
+            phones[p["status"]] = phones.get(p["status"], 0) + 1
+    chart = page.text.split("Phones by status")[1].split("</figure>")[0]
+    bars = re.findall(
+        r"<span>([^<]+)</span><div class=\"bar\"[^>]*></div><span>(\d+)</span>", chart
+    )
+    assert {status: int(count) for status, count in bars} == phones
     ann = api_contacts[0]
     assert ann["bestPhone"] is not None
     assert "Best phone" in page.text and ann["phones"][0]["reasons"]
@@ -320,3 +330,20 @@ async def test_an_uploaded_files_results_keep_its_columns_and_cells(
         assert row["leadStatus"] == want["leadStatus"]
     listed = await api.get("/app/jobs?source=app")
     assert job_links(listed.text) == [job_id] and "leads.csv" in listed.text
+
+
+async def test_results_are_read_in_batches_by_ordinal(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    job_id = await new_job(
+        api, tenant, [contact(f"B{i}", phone=f"+1415555{2000 + i}") for i in range(7)]
+    )
+    await settle(app)
+    async with db.read() as session:
+        job = await session.get(Job, job_id)
+    assert job is not None
+    batches = [batch async for batch in service.result_batches(db.read, job, batch=3)]
+    assert [len(b) for b in batches] == [3, 3, 1]
+    assert [r.ordinal for b in batches for r in b] == list(range(1, 8))
+    assert [r.fields["firstName"] for b in batches for r in b] == [f"B{i}" for i in range(7)]
+    assert all(r.source_row is None for b in batches for r in b)
