@@ -267,6 +267,18 @@ async def test_a_keys_last_use_is_written_at_most_once_a_minute(
     assert stamp in listing.text
 
 
+async def test_an_api_request_records_its_keys_last_use(
+    api: httpx.AsyncClient, db: Database, team: Team
+) -> None:
+    before = utcnow()
+    answer = await api.get(f"{V2}/account/credits", headers=team.member.headers)
+    assert answer.status_code == 200
+    async with db.read() as session:
+        key = await session.get(ApiKey, team.member.key_id)
+        assert key is not None and key.last_used_at is not None
+        assert before <= key.last_used_at <= utcnow()
+
+
 # -- users ---------------------------------------------------------------------------------------
 
 

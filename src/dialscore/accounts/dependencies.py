@@ -34,13 +34,12 @@ async def authenticated(
     if failure is not None:
         raise failure
     state = get_state(request)
-    async with state.db.read() as session:
-        principal = await service.authenticate(
-            session,
-            secret=state.settings.resolved_secret_key,
-            authorization=request.headers.get("authorization"),
-            now=utcnow(),
-        )
+    principal = await service.authenticate_and_record(
+        state.db,
+        secret=state.settings.resolved_secret_key,
+        authorization=request.headers.get("authorization"),
+        now=utcnow(),
+    )
     request.state.principal = principal
     return principal
 

@@ -86,13 +86,12 @@ class RequestLimiter:
     async def identify(self, db: Database, authorization: str | None, address: str) -> Identity:
         error: Exception
         try:
-            async with db.read() as session:
-                principal = await accounts.authenticate(
-                    session,
-                    secret=self.settings.resolved_secret_key,
-                    authorization=authorization,
-                    now=utcnow(),
-                )
+            principal = await accounts.authenticate_and_record(
+                db,
+                secret=self.settings.resolved_secret_key,
+                authorization=authorization,
+                now=utcnow(),
+            )
         except ApiError as exc:
             error = exc
         except Exception as exc:
