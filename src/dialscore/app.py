@@ -88,6 +88,9 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         # One per process: the endpoints wake the worker's loops through it.
         wakers = Wakers()
         state = AppState(settings=settings, db=db, wakers=wakers)
+        if limiter is not None:
+            # The web app's account page shows what is left of each tier.
+            state.extras["limiter"] = limiter
         app.state.dialscore = state
         background = None
         if run_worker:

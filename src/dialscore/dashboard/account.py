@@ -17,7 +17,6 @@ from dialscore.kit.deps import StateDep
 from dialscore.kit.envelope import number
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
 from dialscore.models import CreditLedgerEntry
-from dialscore.ratelimit.middleware import RateLimitMiddleware
 from dialscore.ratelimit.schemas import present_quota
 from dialscore.ratelimit.service import (
     LimiterUnavailable,
@@ -59,17 +58,9 @@ def _ledger_row(entry: CreditLedgerEntry) -> LedgerRow:
 
 
 def _limiter(request: Request) -> RequestLimiter | None:
-    """The process's request limiter: from the app state when the app put it there, else from
-    the middleware that holds it; None when rate limiting is switched off."""
+    """The process's request limiter; None when rate limiting is switched off."""
     found = request.app.state.dialscore.extras.get("limiter")
-    if isinstance(found, RequestLimiter):
-        return found
-    for middleware in request.app.user_middleware:
-        if middleware.cls is RateLimitMiddleware:
-            limiter = middleware.kwargs.get("limiter")
-            if isinstance(limiter, RequestLimiter):
-                return limiter
-    return None
+    return found if isinstance(found, RequestLimiter) else None
 
 
 async def _quota(request: Request, user: WebUser) -> dict[str, dict[str, int]] | None:
