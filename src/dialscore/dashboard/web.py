@@ -91,12 +91,16 @@ async def signed_in(request: Request) -> WebUser:
     token = request.cookies.get(SESSION_COOKIE)
     if token:
         state = get_state(request)
-        async with state.db.write() as session:
+        now = utcnow()
+        async with state.db.read() as session:
             user = await signin.session_user(
-                session, token=token, now=utcnow(), policy=policy(state.settings)
+                session, token=token, now=now, policy=policy(state.settings)
             )
-            await session.commit()
         if user is not None:
+            if signin.seen_long_ago(user, now):
+                async with state.db.write() as session:
+                    await signin.mark_seen(session, session_id=user.session_id, now=now)
+                    await session.commit()
             return user
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     raise SignInRequired(target)

@@ -63,3 +63,9 @@ async def revoke_sessions(session: AsyncSession, user_id: str, now: datetime) ->
 async def password_link(session: AsyncSession, token_hash: str) -> PasswordLink | None:
     found = await session.scalars(select(PasswordLink).where(PasswordLink.token_hash == token_hash))
     return found.first()
+
+
+async def mark_seen(session: AsyncSession, session_id: str, now: datetime) -> None:
+    await session.execute(
+        update(WebSession).where(WebSession.id == session_id).values(last_seen_at=now)
+    )

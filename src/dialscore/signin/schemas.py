@@ -37,6 +37,7 @@ class WebUser:
     email: str
     session_id: str
     csrf_token: str
+    last_seen_at: datetime
 
     @property
     def is_admin(self) -> bool:

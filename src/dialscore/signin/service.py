@@ -32,6 +32,7 @@ _hasher = PasswordHasher()
 # Verified when the email is unknown, so that an answer takes as long either way.
 _DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
 WRONG_CREDENTIALS = "The email or password is not right."
+SEEN_INTERVAL = timedelta(minutes=1)
 
 
 def token_hash(token: str) -> str:
@@ -146,8 +147,8 @@ async def session_user(
     session: AsyncSession, *, token: str, now: datetime, policy: Policy
 ) -> WebUser | None:
     """The signed-in user of a session cookie; None when the session is unknown, revoked,
-    idle too long, past its lifetime, or its user deactivated. Marks it seen (at most once a
-    minute, so that reading pages rarely writes)."""
+    idle too long, past its lifetime, or its user deactivated. Reads only: ``mark_seen``
+    keeps an active session from going idle."""
     rows = await repo.session_rows(session, token_hash(token))
     if rows is None:
         return None
@@ -159,8 +160,6 @@ async def session_user(
         or user.deactivated_at is not None
     ):
         return None
-    if now - web_session.last_seen_at >= timedelta(minutes=1):
-        web_session.last_seen_at = now
     principal = Principal(
         user_id=user.id,
         client_id=client.id,
@@ -168,7 +167,19 @@ async def session_user(
         key_id=None,
         plan=effective_plan(plan, client.overrides),
     )
-    return WebUser(principal, user.email, web_session.id, web_session.csrf_token)
+    return WebUser(
+        principal, user.email, web_session.id, web_session.csrf_token, web_session.last_seen_at
+    )
+
+
+def seen_long_ago(user: WebUser, now: datetime) -> bool:
+    """Whether the session's last activity is worth writing down again (once a minute, so
+    that reading pages rarely writes)."""
+    return now - user.last_seen_at >= SEEN_INTERVAL
+
+
+async def mark_seen(session: AsyncSession, *, session_id: str, now: datetime) -> None:
+    await repo.mark_seen(session, session_id, now)
 
 
 async def sign_out(session: AsyncSession, *, token: str, now: datetime) -> None:
