@@ -259,6 +259,19 @@ async def test_a_changed_choice_shows_its_cost_before_charging(
     assert "Nothing was charged" in answer.text and "Enrich (Lightning)" in answer.text
     async with db.unit_of_work() as session:
         assert (await session.scalars(select(Job))).first() is None
+    shown = await api.post(
+        f"/app/upload/{upload_id}/start",
+        data={
+            "csrf_token": token,
+            "kind": "enrichment",
+            "scoring_type": "lightning",
+            "quote": hidden(answer.text, "quote"),
+            "show": "1",
+        },
+    )
+    assert "Enrich (Lightning)" in shown.text and "Nothing was charged" not in shown.text
+    async with db.unit_of_work() as session:
+        assert (await session.scalars(select(Job))).first() is None
     refused = await api.post(f"/app/upload/{upload_id}/start", data={"kind": "scoring"})
     assert refused.status_code == 403
 

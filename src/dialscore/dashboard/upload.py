@@ -403,11 +403,12 @@ async def start_job(
         error = None if chosen is None else "Your plan does not include that choice. "
         error = error and error + "The cost shown is for what it allows; nothing was charged."
         return await _render_action(request, user, session, upload, kind, scoring_type, error)
-    if form.get("quote") != _quote(upload, kind, scoring_type):
+    if form.get("show") is not None or form.get("quote") != _quote(upload, kind, scoring_type):
         notice = "The cost below is for your new choice. Nothing was charged: check it and "
         notice += "press \u201cStart job\u201d again."
+        notice_or_none = None if form.get("show") else notice
         return await _render_action(
-            request, user, session, upload, kind, scoring_type, notice=notice
+            request, user, session, upload, kind, scoring_type, notice=notice_or_none
         )
     # Taking the file is the claim: a second press of the button finds it gone.
     claimed = upload.folder / "starting.csv"
