@@ -1,10 +1,8 @@
 """The upload pages of the web app: a contact list sent as CSV, its columns mapped to contact
 fields, the cost shown, then one job started through the submission service.
 
-Between steps the file is kept on disk under ``data_dir/uploads/<id>/`` with a small JSON
-note of its owner and choices, so that every step survives a reload; the file itself is
-removed when its job starts (the rejected rows stay for download), and everything after a
-day."""
+Between steps the file is kept on disk (``upload_files``), so that every step survives a
+reload."""
 
 from __future__ import annotations
 
@@ -14,11 +12,9 @@ import hmac
 import itertools
 import json
 import re
-import secrets
-import shutil
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -30,9 +26,10 @@ from starlette.exceptions import HTTPException
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan
-from dialscore.config import Settings
 from dialscore.dashboard import csvin
+from dialscore.dashboard import upload_files as store
 from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
+from dialscore.dashboard.upload_files import Upload
 from dialscore.dashboard.web import (
     CSRF_FIELD,
     PREFIX,
@@ -42,7 +39,7 @@ from dialscore.dashboard.web import (
     render,
 )
 from dialscore.jobs import service as jobs
-from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, MAX_JOB_NAME, Kind
+from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, Kind
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, WriteSession, get_state
 from dialscore.kit.errors import ApiError
@@ -52,106 +49,10 @@ from dialscore.submissions import service as submissions
 router = APIRouter()
 
 FILE_FIELD = "contacts"
-KEEP_SECONDS = 24 * 3600
 PREVIEW_ROWS = 5
 SHOWN_ROWS = 200
-_ID = re.compile(r"[A-Za-z0-9_-]{20,40}")
 KINDS: dict[Kind, str] = {"scoring": "Score", "enrichment": "Enrich"}
 TYPES = {"lightning": "Lightning", "core": "Core"}
-
-
-# -- the upload on disk -----------------------------------------------------------------------
-
-
-@dataclass
-class Upload:
-    """An uploaded file and what its owner chose so far."""
-
-    id: str
-    folder: Path
-    meta: dict[str, Any]
-
-    @property
-    def source(self) -> Path:
-        return self.folder / "contacts.csv"
-
-    @property
-    def rejected(self) -> Path:
-        return self.folder / "rejected.csv"
-
-    def save(self) -> None:
-        temp = self.folder / "meta.json.tmp"
-        temp.write_text(json.dumps(self.meta), encoding="utf-8")
-        temp.replace(self.folder / "meta.json")
-
-    async def table(self, settings: Settings, source: Path | None = None) -> csvin.Table:
-        """The file read again, off the event loop: a large one takes seconds."""
-        data = (source or self.source).read_bytes()
-        return await run_in_threadpool(csvin.read_table, data, max_rows=settings.upload_max_rows)
-
-
-def _root(settings: Settings) -> Path:
-    return settings.data_dir / "uploads"
-
-
-def _sweep(root: Path, now: float) -> None:
-    """Removes uploads older than a day."""
-    if not root.is_dir():
-        return
-    for folder in root.iterdir():
-        try:
-            if now - folder.stat().st_mtime > KEEP_SECONDS:
-                shutil.rmtree(folder, ignore_errors=True)
-        except FileNotFoundError:
-            continue
-
-
-def _create(settings: Settings, user: WebUser, filename: str, data: bytes) -> Upload:
-    root = _root(settings)
-    _sweep(root, time.time())
-    upload_id = secrets.token_urlsafe(18)
-    folder = root / upload_id
-    folder.mkdir(parents=True, mode=0o700)
-    (folder / "contacts.csv").write_bytes(data)
-    upload = Upload(
-        upload_id,
-        folder,
-        {
-            "user_id": user.principal.user_id,
-            "client_id": user.principal.client_id,
-            "filename": filename,
-            "mapping": None,
-        },
-    )
-    upload.save()
-    return upload
-
-
-def _open(settings: Settings, user: WebUser, upload_id: str) -> Upload:
-    """The user's own upload; anyone else's, or one gone, is not found."""
-    if not _ID.fullmatch(upload_id):
-        raise PageNotFound()
-    folder = _root(settings) / upload_id
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        raise PageNotFound() from None
-    if not hmac.compare_digest(str(meta.get("user_id")), user.principal.user_id):
-        raise PageNotFound()
-    if time.time() - (folder / "meta.json").stat().st_mtime > KEEP_SECONDS:
-        raise PageNotFound()
-    return Upload(upload_id, folder, meta)
-
-
-def _waiting(upload: Upload) -> None:
-    """A step before the job: the file must still be there."""
-    if upload.meta.get("started") or not upload.source.exists():
-        raise PageNotFound()
-
-
-def _file_name(raw: str) -> str:
-    name = PureWindowsPath(PurePosixPath(raw).name).name.strip()
-    return name[:MAX_JOB_NAME] or "contacts.csv"
 
 
 # -- step 1: the file -------------------------------------------------------------------------
@@ -159,7 +60,7 @@ def _file_name(raw: str) -> str:
 
 @router.get("/upload", response_class=HTMLResponse)
 async def upload_form(request: Request, user: SignedIn) -> HTMLResponse:
-    _sweep(_root(get_state(request).settings), time.time())
+    store.sweep(store.uploads_root(get_state(request).settings), time.time())
     return render(request, "upload.html", user, error=None, **_limits(request))
 
 
@@ -207,7 +108,7 @@ async def upload_file(request: Request, user: SignedIn) -> Response:
         await run_in_threadpool(csvin.read_table, data, max_rows=settings.upload_max_rows)
     except UploadError as exc:
         return refused(str(exc))
-    upload = _create(settings, user, _file_name(sent.filename), data)
+    upload = store.create(settings, user, store.file_name(sent.filename), data)
     return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
 
 
@@ -245,8 +146,8 @@ def _render_mapping(
 @router.get("/upload/{upload_id}/map", response_class=HTMLResponse)
 async def mapping_form(request: Request, upload_id: str, user: SignedIn) -> HTMLResponse:
     settings = get_state(request).settings
-    upload = _open(settings, user, upload_id)
-    _waiting(upload)
+    upload = store.open_upload(settings, user, upload_id)
+    store.require_waiting(upload)
     table = await upload.table(settings)
     mapping = upload.meta.get("mapping") or csvin.guess_mapping(table.header)
     return _render_mapping(request, user, upload, table, mapping, {})
@@ -257,8 +158,8 @@ async def save_mapping(request: Request, upload_id: str, user: SignedIn) -> Resp
     settings = get_state(request).settings
     form = await request.form()
     _check_csrf(form, user)
-    upload = _open(settings, user, upload_id)
-    _waiting(upload)
+    upload = store.open_upload(settings, user, upload_id)
+    store.require_waiting(upload)
     table = await upload.table(settings)
     mapping = [str(form.get(f"column-{i}", IGNORE)) for i in range(len(table.header))]
     errors = csvin.mapping_errors(table.header, mapping)
@@ -378,8 +279,8 @@ async def action_form(
     kind: str | None = None,
     scoring_type: str | None = None,
 ) -> Response:
-    upload = _open(get_state(request).settings, user, upload_id)
-    _waiting(upload)
+    upload = store.open_upload(get_state(request).settings, user, upload_id)
+    store.require_waiting(upload)
     if not upload.meta.get("mapping"):
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
     return await _render_action(request, user, session, upload, kind, scoring_type)
@@ -392,7 +293,7 @@ async def start_job(
     settings = get_state(request).settings
     form = await request.form()
     _check_csrf(form, user)
-    upload = _open(settings, user, upload_id)
+    upload = store.open_upload(settings, user, upload_id)
     if upload.meta.get("started") or not upload.source.exists():
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
     if not upload.meta.get("mapping"):
@@ -466,7 +367,7 @@ async def start_job(
 
 
 def _started(request: Request, user: WebUser, upload_id: str) -> Upload:
-    upload = _open(get_state(request).settings, user, upload_id)
+    upload = store.open_upload(get_state(request).settings, user, upload_id)
     if not upload.meta.get("started") and not (upload.folder / "starting.csv").exists():
         raise PageNotFound()
     return upload
