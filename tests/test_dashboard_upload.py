@@ -150,7 +150,13 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     async with db.unit_of_work() as session:
         job = await session.get(Job, job_id)
         assert job is not None
-        assert (job.source, job.name, job.accepted_count) == ("app", "leads.csv", 2)
+        # Every row of the file counts in the total, Bob's damaged one too.
+        assert (job.source, job.name, job.total_count, job.accepted_count) == (
+            "app",
+            "leads.csv",
+            4,
+            2,
+        )
         assert job.upload_columns == [
             "First Name",
             "LAST",

@@ -331,6 +331,7 @@ async def start_job(
             source="app",
             upload_columns=table.header,
             source_rows=[table.rows[i][: len(table.header)] for i in built.positions],
+            rejected_before=len(built.rejected),
         )
         await session.commit()
     except ApiError as exc:

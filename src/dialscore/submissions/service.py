@@ -81,10 +81,12 @@ async def submit(
     source: str = "api",
     upload_columns: list[str] | None = None,
     source_rows: Sequence[list[str]] | None = None,
+    rejected_before: int = 0,
 ) -> Submission:
     """Accepts the contacts the rules accept into one job of the submission's type (none
     when every record is rejected, P1). A submission from an uploaded file gives the file's
-    header and, beside each contact, its row of the file, kept with the job and contact."""
+    header and, beside each contact, its row of the file, kept with the job and contact, and
+    counts the rows it rejected before the rules (``rejected_before``) in the job's total."""
     jobs.require_feature(principal.plan, kind, scoring_type)
     if len(contacts) > MAX_CONTACTS:
         # Only the web app sends more than a request may hold: its rules take seconds, run
@@ -104,7 +106,7 @@ async def submit(
         job_type=JOB_TYPES[(kind, scoring_type)],
         scoring_type=scoring_type,
         name=name,
-        total=len(results),
+        total=len(results) + rejected_before,
         contacts=accepted,
         now=now,
         reason=f"{kind} submission",
