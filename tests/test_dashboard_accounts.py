@@ -39,10 +39,8 @@ from tests.processes import (
     fresh_postgres_database,
 )
 from tests.support import V2, Tenant, add_user, make_tenant
+from tests.web_forms import PASSWORD, attempt_sign_in, sign_in
 
-PASSWORD = "correct horse battery"
-CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
-FORM_TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
 LOCK_AFTER = 3
 
 
@@ -79,31 +77,6 @@ async def browser(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
         yield client
-
-
-async def sign_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
-    """Signs ``client`` in; the session's CSRF token."""
-    answer = await attempt_sign_in(client, email, password)
-    assert answer.status_code == 303, answer.text
-    return await csrf(client)
-
-
-async def attempt_sign_in(client: httpx.AsyncClient, email: str, password: str) -> httpx.Response:
-    form = await client.get("/app/sign-in")
-    token = FORM_TOKEN.search(form.text)
-    assert token is not None, form.text
-    return await client.post(
-        "/app/sign-in",
-        data={"email": email, "password": password, "form_token": token[1], "next": "/app/jobs"},
-    )
-
-
-async def csrf(client: httpx.AsyncClient) -> str:
-    page = await client.get("/app/account")
-    assert page.status_code == 200, page.text
-    found = CSRF.search(page.text)
-    assert found is not None
-    return found[1]
 
 
 async def key_count(db: Database, client_id: str) -> int:

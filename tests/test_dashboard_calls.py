@@ -11,7 +11,7 @@ import httpx
 from dialscore.calls import service
 from dialscore.kit.db import Database
 from tests.support import Tenant
-from tests.test_dashboard_webhooks import csrf_token, signed_in
+from tests.web_forms import csrf_token, sign_in_user
 
 ANN = "+14155552671"
 BOB = "+14155550123"
@@ -45,7 +45,7 @@ def rejected_rows(page: str) -> list[list[str]]:
 async def test_one_bad_row_is_listed_and_the_others_stored(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     await csrf_token(api, "/app/calls")
     # As a spreadsheet exports it: a BOM, semicolons, headers as people write them, a blank row.
     content = (
@@ -71,7 +71,7 @@ async def test_one_bad_row_is_listed_and_the_others_stored(
 async def test_tabs_and_times_without_a_zone(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     content = f"Number\tOutcome\tTime\n{ANN}\tbusy\t2026-11-20 09:30:00\n".encode()
     answer = await upload(api, token, content)
     assert "1 of 1 call accepted." in answer.text
@@ -82,7 +82,7 @@ async def test_tabs_and_times_without_a_zone(
 async def test_more_rows_than_one_request_takes_go_in_chunks(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     rows = [f"{ANN},no_answer,2026-11-20T10:00:00Z"] * 1500 + ["12,no_answer,"]
     content = ("number,outcome,time\n" + "\n".join(rows) + "\n").encode()
     answer = await upload(api, token, content)
@@ -94,7 +94,7 @@ async def test_more_rows_than_one_request_takes_go_in_chunks(
 async def test_a_file_that_cannot_be_read_is_explained(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     answer = await upload(api, token, b"Name,Company\nAnn,Acme\n", "people.csv")
     assert answer.status_code == 400
     error = re.search(r'<span class="field-error" id="calls-error">([^<]+)</span>', answer.text)
@@ -108,7 +108,7 @@ async def test_a_file_that_cannot_be_read_is_explained(
 async def test_an_upload_without_the_token_is_refused(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    await signed_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     answer = await upload(api, None, f"number,outcome\n{ANN},busy\n".encode())
     assert answer.status_code == 403
     assert await calls_to(api, tenant, ANN) == []

@@ -16,25 +16,9 @@ from dialscore.dashboard.csvout import API_FIELDS, phone_columns
 from dialscore.jobs import service
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
-from dialscore.signin import service as signin
 from tests.conftest import SECRET
 from tests.support import V2, Tenant, add_user, contact, settle, submit
-
-PASSWORD = "correct horse battery"
-
-
-async def sign_in(api: httpx.AsyncClient, db: Database, tenant: Tenant) -> None:
-    async with db.unit_of_work() as session:
-        user = await signin.set_password(session, user_id=tenant.user_id, password=PASSWORD)
-        email = user.email
-    form = await api.get("/app/sign-in")
-    token = re.search(r'name="form_token" value="([^"]+)"', form.text)
-    assert token is not None
-    answer = await api.post(
-        "/app/sign-in",
-        data={"email": email, "password": PASSWORD, "form_token": token.group(1), "next": ""},
-    )
-    assert answer.status_code == 303, answer.text
+from tests.web_forms import sign_in_user
 
 
 async def new_job(api: httpx.AsyncClient, tenant: Tenant, contacts: list[Any], **body: Any) -> str:
@@ -73,7 +57,7 @@ async def test_the_list_is_filtered_by_source_newest_first(
     async with db.unit_of_work() as session:
         await session.execute(update(Job).where(Job.id == second).values(source="app"))
     await settle(app)
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
 
     every = await api.get("/app/jobs")
     assert every.status_code == 200
@@ -92,7 +76,7 @@ async def test_the_list_is_paginated(
 ) -> None:
     made = [await new_job(api, tenant, [contact(f"P{i}")]) for i in range(27)]
     await settle(app)
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     first = await api.get("/app/jobs")
     assert job_links(first.text) == made[::-1][:25]
     assert "Page 1 of 2" in first.text and "Next page" in first.text
@@ -106,7 +90,7 @@ async def test_a_running_job_shows_live_progress_and_no_download(
 ) -> None:
     job_id = await new_job(api, tenant, MIXED)
     await settle(app)
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     progress = await api.get(f"/app/jobs/{job_id}/progress")
     assert progress.json() == {"status": "Finalized", "processed": 3, "total": 3, "finished": True}
 
@@ -141,7 +125,7 @@ async def test_another_users_job_is_not_found(
     theirs = await new_job(api, other, [contact()])
     mine = await new_job(api, tenant, [contact()])
     await settle(app)
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     assert job_links((await api.get("/app/jobs")).text) == [mine]
     for path in (f"/app/jobs/{theirs}", f"/app/jobs/{theirs}/results.csv", "/app/jobs/nope"):
         answer = await api.get(path)
@@ -165,7 +149,7 @@ async def test_the_job_page_shows_the_summary_and_contacts_as_text(
     people += [contact(f"F{i}", "Many", f"+1415555{1000 + i}") for i in range(50)]
     job_id = await new_job(api, tenant, people)
     await settle(app)
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     answered = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
     api_contacts = answered.json()["data"]["contacts"]
 
@@ -214,7 +198,7 @@ async def test_the_results_csv_equals_the_api_answer(
 ) -> None:
     job_id = await new_job(api, tenant, [*MIXED, contact("=1+2", "@Sum", "+14155550104")])
     await settle(app)
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     answered = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
     expected = answered.json()["data"]["contacts"]
     answer = await api.get(f"/app/jobs/{job_id}/results.csv")
@@ -257,7 +241,7 @@ async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
                 .where(Contact.job_id == job_id, Contact.ordinal == ordinal)
                 .values(source_row=row)
             )
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     rows = read_csv(await api.get(f"/app/jobs/{job_id}/results.csv"))
     expected = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
     header = list(rows[0])
@@ -271,7 +255,7 @@ async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
 async def test_an_uploaded_files_results_keep_its_columns_and_cells(
     api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
 ) -> None:
-    await sign_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     page = await api.get("/app/upload")
     token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
     text = (

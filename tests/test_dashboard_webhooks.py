@@ -12,37 +12,11 @@ import httpx
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.models import WebhookAttempt
-from dialscore.signin import service as signin
 from dialscore.webhooks import repository as webhooks_repo
 from dialscore.webhooks import service as webhooks
 from tests.conftest import SECRET
 from tests.support import Tenant, add_user
-
-PASSWORD = "correct horse battery"
-
-
-async def signed_in(api: httpx.AsyncClient, db: Database, tenant: Tenant) -> str:
-    """Signs the tenant's user in on ``api``; answers the session's CSRF token."""
-    async with db.unit_of_work() as session:
-        user = await signin.set_password(session, user_id=tenant.user_id, password=PASSWORD)
-        email = user.email
-    form = await api.get("/app/sign-in")
-    token = re.search(r'name="form_token" value="([^"]+)"', form.text)
-    assert token is not None
-    answer = await api.post(
-        "/app/sign-in",
-        data={"email": email, "password": PASSWORD, "form_token": token.group(1), "next": ""},
-    )
-    assert answer.status_code == 303, answer.text
-    return await csrf_token(api)
-
-
-async def csrf_token(api: httpx.AsyncClient, path: str = "/app/webhooks") -> str:
-    page = await api.get(path)
-    assert page.status_code == 200
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-    assert found is not None
-    return found.group(1)
+from tests.web_forms import sign_in_user
 
 
 def field_value(page: str, field_id: str) -> str:
@@ -54,7 +28,7 @@ def field_value(page: str, field_id: str) -> str:
 async def test_a_blank_name_is_shown_beside_the_field_and_the_url_kept(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     sent = {"csrf_token": token, "name": "  ", "url": "https://hooks.example/<x>", "events": []}
     answer = await api.post("/app/webhooks", data=sent)
     assert answer.status_code == 400
@@ -69,7 +43,7 @@ async def test_a_blank_name_is_shown_beside_the_field_and_the_url_kept(
 async def test_a_refused_url_is_explained_and_the_input_kept(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     for url in ("not a url", "https://127.0.0.1/hook"):
         sent = {"csrf_token": token, "name": "CRM", "url": url, "events": ["job.completed"]}
         answer = await api.post("/app/webhooks", data=sent)
@@ -87,7 +61,7 @@ async def test_a_refused_url_is_explained_and_the_input_kept(
 async def test_create_shows_the_secret_once_then_lifecycle(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     # A public address that needs no name lookup.
     sent = {
         "csrf_token": token,
@@ -144,7 +118,7 @@ async def test_another_users_webhook_is_not_found(
     )
     assert made.status_code == 201, made.text
     theirs = made.json()["data"]["id"]
-    token = await signed_in(api, db, tenant)
+    token = await sign_in_user(api, db, tenant.user_id)
     for path in (f"/app/webhooks/{theirs}", f"/app/webhooks/{theirs}/delete", "/app/webhooks/x"):
         assert (await api.get(path)).status_code == 404, path
     retry = "deliveries/00000000-0000-4000-8000-000000000000/retry"
@@ -159,7 +133,7 @@ async def test_another_users_webhook_is_not_found(
 async def test_forms_without_their_token_are_refused(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    await signed_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     sent = {"name": "CRM", "url": "https://93.184.215.14/hook", "events": ["job.completed"]}
     answer = await api.post("/app/webhooks", data=sent)
     assert answer.status_code == 403
@@ -206,7 +180,7 @@ async def test_the_delivery_log_pages_deliveries_with_their_attempts(
                 attempted_at=now,
             )
         )
-    await signed_in(api, db, tenant)
+    await sign_in_user(api, db, tenant.user_id)
     first = await api.get(f"/app/webhooks/{subscription}")
     assert first.status_code == 200
     shown = re.findall(r'<h3 id="delivery-([0-9a-f-]+)">', first.text)
