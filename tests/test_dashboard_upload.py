@@ -280,6 +280,13 @@ async def test_a_changed_choice_shows_its_cost_before_charging(
         assert (await session.scalars(select(Job))).first() is None
     refused = await api.post(f"/app/upload/{upload_id}/start", data={"kind": "scoring"})
     assert refused.status_code == 403
+    # A new mapping is priced afresh, not from what was worked out for the old one.
+    assert re.search(r'id="phones-found">1<', shown.text)
+    remapped = {"column-0": "firstName", "column-1": "lastName", "column-2": "ignore"}
+    await api.post(url, data={"csrf_token": token, **remapped, "column-3": "companyAccount"})
+    again = await api.get(f"/app/upload/{upload_id}/action?kind=enrichment")
+    assert re.search(r'id="phones-found">0<', again.text)
+    assert re.search(r'id="contacts-found">1<', again.text)
 
 
 async def test_another_users_upload_is_not_found(

@@ -7,13 +7,14 @@ reload."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import hmac
 import itertools
 import json
 import re
 import time
-from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from starlette.exceptions import HTTPException
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan
+from dialscore.config import Settings
 from dialscore.dashboard import csvin
 from dialscore.dashboard import upload_files as store
 from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
@@ -201,18 +203,6 @@ def _quote(upload: Upload, kind: str, scoring_type: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What starting would do: the contacts made of the file and the rules' verdict."""
-
-    table: csvin.Table
-    built: csvin.Contacts
-    estimate: submissions.Estimate
-
-    def reasons(self) -> dict[int, str]:
-        return _reasons(self.built, self.estimate.rejected)
-
-
 def _reasons(built: csvin.Contacts, by_rules: list[tuple[int, str]]) -> dict[int, str]:
     """Every rejected row's reason, by row index: its damage, or the rules' reason for its
     contact (with what was noticed in its cells)."""
@@ -224,9 +214,46 @@ def _reasons(built: csvin.Contacts, by_rules: list[tuple[int, str]]) -> dict[int
     return dict(sorted(reasons.items()))
 
 
-def _plan(table: csvin.Table, mapping: list[str], plan: EffectivePlan, kind: Kind) -> Plan:
+def _summary(
+    table: csvin.Table, mapping: list[str], plan: EffectivePlan, kind: Kind
+) -> dict[str, Any]:
+    """What starting would do, as the action page shows it (JSON, kept beside the file)."""
     built = csvin.build_contacts(table, mapping)
-    return Plan(table, built, submissions.estimate(plan, kind, built.contacts))
+    estimate = submissions.estimate(plan, kind, built.contacts)
+    reasons = _reasons(built, estimate.rejected)
+    warnings = [f for f in built.findings if not f.reject]
+    return {
+        "accepted": estimate.accepted,
+        "phones": estimate.phones,
+        "units": estimate.units,
+        "cost": str(estimate.cost),
+        "rows": len(table.rows),
+        "blank_rows": table.blank_rows,
+        "rejected": list(reasons.items())[:SHOWN_ROWS],
+        "rejected_count": len(reasons),
+        "findings": [dataclasses.asdict(f) for f in warnings[:SHOWN_ROWS]],
+        "warning_count": len(warnings),
+    }
+
+
+async def _summary_of(
+    settings: Settings, upload: Upload, plan: EffectivePlan, kind: Kind
+) -> dict[str, Any]:
+    """The summary of an upload, computed off the event loop once per mapping, kind and
+    price: a large file takes seconds."""
+    key = json.dumps(
+        [upload.meta["mapping"], kind, str(plan.cost_per_phone), str(plan.cost_per_contact)]
+    )
+    cached = upload.folder / f"summary-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+    try:
+        found: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
+        return found
+    except (FileNotFoundError, ValueError):
+        pass
+    table = await upload.table(settings)
+    summary = await run_in_threadpool(_summary, table, upload.meta["mapping"], plan, kind)
+    cached.write_text(json.dumps(summary), encoding="utf-8")
+    return summary
 
 
 async def _render_action(
@@ -246,24 +273,14 @@ async def _render_action(
     offered = {t: label for t, label in TYPES.items() if any(t in ts for ts in allowed.values())}
     context |= {"types": offered, "error": error, "notice": notice, "chosen": chosen}
     if chosen is not None:
-        table = await upload.table(settings)
-        planned = await run_in_threadpool(
-            _plan, table, upload.meta["mapping"], user.principal.plan, chosen[0]
-        )
+        summary = await _summary_of(settings, upload, user.principal.plan, chosen[0])
         balance = await accounts.current_balance(session, user.principal.client_id)
-        reasons = planned.reasons()
-        context |= {
+        cost = Decimal(summary["cost"])
+        context |= summary | {
             "credits": lambda value: f"{value.normalize():,f}",
-            "estimate": planned.estimate,
+            "cost": cost,
             "balance": balance,
-            "short": planned.estimate.cost > balance,
-            "rows": len(planned.table.rows),
-            "blank_rows": planned.table.blank_rows,
-            "delimiter": planned.table.delimiter_name,
-            "rejected": list(reasons.items())[:SHOWN_ROWS],
-            "rejected_count": len(reasons),
-            "findings": [f for f in planned.built.findings if not f.reject][:SHOWN_ROWS],
-            "warning_count": sum(1 for f in planned.built.findings if not f.reject),
+            "short": cost > balance,
             "quote": _quote(upload, *chosen),
         }
     status = 400 if error else 200
