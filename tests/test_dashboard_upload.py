@@ -21,11 +21,10 @@ from dialscore.accounts import service as accounts
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
-from dialscore.signin import service as signin
 from tests.conftest import SECRET
 from tests.support import Tenant, add_user, make_tenant
+from tests.web_forms import sign_in_user
 
-PASSWORD = "correct horse battery"
 MAX_ROWS = 6
 MAX_BYTES = 4000
 
@@ -45,20 +44,7 @@ def settings(settings: Settings) -> Settings:
 
 async def sign_in(api: httpx.AsyncClient, db: Database, user_id: str) -> str:
     """Signs the user in on ``api``; answers the session's CSRF token."""
-    async with db.unit_of_work() as session:
-        user = await signin.set_password(session, user_id=user_id, password=PASSWORD)
-    form = await api.get("/app/sign-in")
-    token = re.search(r'name="form_token" value="([^"]+)"', form.text)
-    assert token is not None
-    answer = await api.post(
-        "/app/sign-in",
-        data={"email": user.email, "password": PASSWORD, "form_token": token.group(1)},
-    )
-    assert answer.status_code == 303, answer.text
-    page = await api.get("/app/upload")
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-    assert found is not None
-    return found.group(1)
+    return await sign_in_user(api, db, user_id)
 
 
 async def send(
