@@ -1,0 +1,128 @@
+"""Screenshots of every page of the web app at 1440 px and 375 px wide, for docs/dashboard.md.
+
+Starts the embedded service (``python -m dialscore serve`` on a free port of 127.0.0.1, SQLite
+in a temporary data directory, as the benches do), signs up a team with the admin CLI, fills
+it through the web app itself (an uploaded contact list, a job, a webhook, a key, a user),
+and saves ``docs/screenshots/<page>-<width>.png``. Needs Playwright and Debian's Chromium
+(``/usr/bin/chromium``), as the browser tests do.
+
+    .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--timeout 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import Page, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from embedded import Deadline, free_port, running_server, server_env  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "correct horse battery"
+WIDTHS = {"1440": (1440, 900), "375": (375, 812)}
+CONTACTS = (
+    "\ufeffFirst Name;Last;Company;Mobile;Work Phone;Email Address\n"
+    "Ada;Lovelace;Analytical Engines;+1 415 555 2671;+1 212 555 0199;ada@engines.example\n"
+    "Grace;Hopper;Navy;(415) 555-0100;;grace@navy.example\n"
+    "Alan;Turing;Bletchley;+44 20 7946 0958;+44 161 496 0000;alan@bletchley.example\n"
+    "Edsger;Dijkstra;Eindhoven;+31 20 123 4567;;edsger@tue.example\n"
+    "Barbara;Liskov;MIT;4.15555E+10;;barbara@mit.example\n"
+)
+
+
+def sign_up(env: dict[str, str], cwd: Path) -> tuple[str, str]:
+    """A business client whose admin has ``PASSWORD``: (admin email, API key)."""
+    email = "admin@acme.example"
+    done = subprocess.run(
+        [sys.executable, "-m", "dialscore", "admin", "create-client", "--name", "Acme",
+         "--plan", "business", "--credits", "5000", "--email", email, "--password-stdin"],
+        input=PASSWORD + "\n", env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+        check=True,
+    )  # fmt: skip
+    created = json.loads(done.stdout.strip().splitlines()[-1])
+    return email, str(created["apiKey"])
+
+
+def shoot(page: Page, out: Path, name: str) -> None:
+    for width, (w, h) in WIDTHS.items():
+        page.set_viewport_size({"width": w, "height": h})
+        page.screenshot(path=out / f"{name}-{width}.png", full_page=True)
+
+
+def tour(page: Page, out: Path, email: str, data_dir: Path) -> None:
+    page.goto("/app/sign-in")
+    shoot(page, out, "sign-in")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("link", name="Sign out")).to_be_visible()
+
+    upload = data_dir / "contacts.csv"
+    upload.write_text(CONTACTS, encoding="utf-8")
+    page.goto("/app/upload")
+    shoot(page, out, "upload")
+    page.get_by_label("Contact list (CSV)").set_input_files(upload)
+    page.get_by_role("button", name="Continue").click()
+    shoot(page, out, "upload-mapping")
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("radio", name="Score").check()
+    shoot(page, out, "upload-action")
+    page.get_by_role("button", name="Start job").click()
+    shoot(page, out, "upload-started")
+    page.goto("/app/jobs")
+    expect(page.get_by_text("Finalized").first).to_be_visible(timeout=60_000)
+    shoot(page, out, "jobs")
+    page.get_by_role("link", name="contacts.csv").first.click()
+    expect(page.get_by_role("link", name="Download results (CSV)")).to_be_visible()
+    shoot(page, out, "job")
+
+    page.goto("/app/webhooks")
+    page.get_by_label("Name").fill("CRM")
+    page.get_by_label("URL").fill("https://crm.example/hooks/dialscore")
+    page.get_by_role("button", name="Create webhook").click()
+    shoot(page, out, "webhooks")
+
+    page.goto("/app/keys")
+    page.get_by_label("Label").fill("CRM sync")
+    page.get_by_role("button", name="Create key").click()
+    shoot(page, out, "keys")
+    page.goto("/app/users")
+    shoot(page, out, "users")
+    page.goto("/app/account")
+    shoot(page, out, "account")
+    page.goto("/app/calls")
+    shoot(page, out, "calls")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    deadline = Deadline(args.timeout)
+    with tempfile.TemporaryDirectory(prefix="dialscore-shots-") as temp:
+        data_dir = Path(temp)
+        env = server_env(data_dir / "var")
+        email, _ = sign_up(env, data_dir)
+        port = free_port()
+        with running_server(env, data_dir, port, deadline), sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM)
+            context = browser.new_context(base_url=f"http://127.0.0.1:{port}")
+            context.set_default_timeout(30_000)
+            tour(context.new_page(), args.out, email, data_dir)
+            browser.close()
+    print(f"screenshots in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
