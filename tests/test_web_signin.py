@@ -47,3 +47,13 @@ def test_a_member_sees_no_admin_pages(page: Page, team: Team) -> None:
     for path in ("/app/keys", "/app/users"):
         response = page.goto(path)
         assert response is not None and response.status == 404
+
+
+def test_a_form_sent_without_its_token_is_refused(page: Page, team: Team) -> None:
+    sign_in(page, team.member_email)
+    # The browser's own cookies, but not the session's CSRF token: a forged form.
+    forged = page.request.post("/app/sign-out", form={"csrf_token": "forged"})
+    assert forged.status == 403
+    assert "This form has expired" in forged.text()
+    page.goto("/app/jobs")
+    expect(page.get_by_role("link", name="Sign out")).to_be_visible()
