@@ -3,6 +3,7 @@ finished job again; reading jobs and their contacts."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +27,8 @@ from dialscore.scoring.engine import PHONE_STATUSES, unscored
 from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 
 PROCESS_JOB = "process_job"
+# Contacts written in one statement; a request's contacts (at most 1000) always are.
+INSERT_BATCH = 1000
 
 _FEATURES: dict[tuple[Kind, str], tuple[str, str]] = {
     ("scoring", "lightning"): ("lightning_scoring", "lightning scoring"),
@@ -136,9 +139,18 @@ async def create_job(
     )
     repo.add_job(session, job)
     await session.flush()
-    await repo.insert_contacts(
-        session, [_contact_row(job, i, c, now) for i, c in enumerate(contacts, start=1)]
-    )
+
+    def rows() -> list[dict[str, Any]]:
+        return [_contact_row(job, i, c, now) for i, c in enumerate(contacts, start=1)]
+
+    if len(contacts) <= INSERT_BATCH:
+        await repo.insert_contacts(session, rows())
+    else:
+        # A job from a large uploaded file: its rows take seconds to build, so they are built
+        # off the event loop and written a batch at a time, letting other requests run.
+        built = await asyncio.to_thread(rows)
+        for start in range(0, len(built), INSERT_BATCH):
+            await repo.insert_contacts(session, built[start : start + INSERT_BATCH])
     outbox.enqueue(session, PROCESS_JOB, {"job_id": job.id})
     return OpenedJob(job.id, cost, remaining, units, len(contacts))
 
