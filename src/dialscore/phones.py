@@ -64,6 +64,15 @@ class LineType(StrEnum):
 _LINE_TYPES = {getattr(numbering.PhoneNumberType, kind.name): kind for kind in LineType}
 
 
+def _is_valid(parsed: numbering.PhoneNumber) -> bool:
+    """``is_valid_number``, asked of the default country first: most numbers read are US
+    ones, and checking one region is about four times faster than finding which of the 25
+    regions of +1 a number belongs to (a number valid in the US is valid)."""
+    return numbering.is_valid_number_for_region(parsed, DEFAULT_COUNTRY) or bool(
+        numbering.is_valid_number(parsed)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class PhoneNumber:
     """A valid number as the numbering plan describes it."""
@@ -95,7 +104,7 @@ def analyse(text: str, country: str = DEFAULT_COUNTRY) -> PhoneNumber | None:
         parsed = numbering.parse(text, country)
     except numbering.NumberParseException:
         return None
-    if not numbering.is_valid_number(parsed):
+    if not _is_valid(parsed):
         return None
     line_type = _LINE_TYPES.get(numbering.number_type(parsed))
     found = numbering.region_code_for_number(parsed)
@@ -119,7 +128,7 @@ def e164_or_reason(text: str, country: str = DEFAULT_COUNTRY) -> tuple[str | Non
         return None, UNREADABLE
     if parsed.extension:
         return None, WITH_EXTENSION
-    if not numbering.is_valid_number(parsed):
+    if not _is_valid(parsed):
         return None, INVALID
     e164: str = numbering.format_number(parsed, numbering.PhoneNumberFormat.E164)
     return e164, ""
