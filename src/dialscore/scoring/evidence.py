@@ -36,11 +36,14 @@ VERIFIED_LINE_TYPES = (
 
 @dataclass(frozen=True)
 class Call:
-    """One reported call to the number: its outcome and when (Unix seconds)."""
+    """One reported call to the number: its outcome and when (Unix seconds), and whom it
+    was about: ``person`` is "same" when it was reported for the person being scored,
+    "other" for someone else, None when no one was named."""
 
     outcome: str
     at: float
     ivr_path: str | None = None
+    person: str | None = None
 
 
 @dataclass(frozen=True)
