@@ -30,7 +30,8 @@ from dialscore.scoring.numbers import (
 from tests.support import PHONE_STATUSES
 
 PHONE_ENTRY_KEYS = {
-    "number", "status", "type", "country", "region", "position", "ivrPath", "reasons"
+    "number", "status", "type", "country", "region", "position", "ivrPath", "connectRate",
+    "reasons",
 }  # fmt: skip
 
 
@@ -268,7 +269,7 @@ def test_display_type_prefers_the_submitted_type() -> None:
         (US_TOLL_FREE, None, "p2 - h"),
         ("+4918019283", None, "p2 - h"),  # shared cost
         (US_NUMBER, "hq", "p2 - h"),
-        (UK_MOBILE, "switchboard", "p2 - h"),
+        (UK_MOBILE, "switchboard", "p1"),  # a hint never overrides the numbering plan
         ("+445619283746", None, "p2"),  # VoIP: office lines, often
         ("+447019283746", None, "p3"),  # personal number
         ("+449019283746", None, "p3"),  # premium rate

@@ -182,6 +182,7 @@ async def test_call_history_is_the_clients_own_oldest_first(db: Database, tenant
         outcome(tenant.client_id, US, "ivr", t2, ivr_path="1,2"),
         outcome(tenant.client_id, US, "busy", t2),  # same time: kept in reporting order
         outcome(other_client, US, "wrong_number", t3 + timedelta(days=1)),
+        outcome(other_client, US, "wrong_number", t3 + timedelta(days=2)),
         outcome(other_client, US_OTHER, "disconnected", t1),
         outcome(tenant.client_id, US_OTHER, "gatekeeper", t2),
     )
@@ -195,7 +196,7 @@ async def test_call_history_is_the_clients_own_oldest_first(db: Database, tenant
     )
     assert evidence[US_OTHER].calls == (Call("gatekeeper", t2.timestamp()),)
     assert evidence[US_THIRD].calls == ()
-    # The other client's wrong number says nothing about this client's contact.
+    # The other client's wrong numbers say nothing about this client's contact.
     (score,) = await scores_of(db, tenant.client_id, [it])
     phones = by_number(score)
     assert phones[US]["status"] == "p2 - ivr"

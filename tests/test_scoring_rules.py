@@ -15,14 +15,11 @@ from sqlalchemy import String
 
 from dialscore.jobs.schemas import NewContact
 from dialscore.models import ContactNumber
+from dialscore.scoring import lines
 from dialscore.scoring.engine import (
-    HALF_LIFE_DAYS,
     P1_FLOOR,
     P2_FLOOR,
-    PRIORS,
     PhoneScore,
-    estimate,
-    prior_calls,
     score_parsed,
     score_phone,
 )
@@ -72,6 +69,11 @@ def ago(days: float) -> float:
 
 def calls(*outcomes: str, days_ago: float = 0.0) -> tuple[Call, ...]:
     return tuple(Call(outcome, ago(days_ago)) for outcome in outcomes)
+
+
+def fresh_rate(kind: str) -> float:
+    """The estimate for a number of that line type before any call."""
+    return lines.belief(kind, (), NOW).connect_rate
 
 
 def tier_of(probability: float) -> str:
@@ -257,24 +259,22 @@ def test_line_type_source_and_first_score_tier(
 ) -> None:
     result = score(raw, hint, **evidence)
     assert reason in result.reasons[0]
-    assert result.status == tier_of(PRIORS[kind])
-    assert result.probability == pytest.approx(PRIORS[kind])
+    assert result.status == tier_of(fresh_rate(kind))
+    assert result.probability == pytest.approx(fresh_rate(kind))
     assert has_reason(result, "no calls reported")
 
 
 def test_priors_put_each_kind_in_its_expected_first_tier() -> None:
     # D15: a valid mobile line with no negative evidence is p1, a line that is
     # not mobile is p2, unverified or weak evidence p3.
-    assert PRIORS["mobile"] >= P1_FLOOR
-    assert PRIORS["mobile (hint)"] >= P1_FLOOR
-    assert PRIORS["mobile (hint)"] < PRIORS["mobile"]
-    assert P2_FLOOR <= PRIORS["unknown"] < P1_FLOOR
-    assert P2_FLOOR <= PRIORS["landline"] < P1_FLOOR
-    assert P2_FLOOR <= PRIORS["switchboard"] < P1_FLOOR
-    assert P2_FLOOR <= PRIORS["voip"] < P1_FLOOR
-    assert PRIORS["screened"] < P2_FLOOR
-    assert PRIORS["disconnected once"] < P2_FLOOR
-    assert PRIORS["special"] < P2_FLOOR
+    assert fresh_rate("mobile") >= P1_FLOOR
+    assert fresh_rate("mobile (hint)") >= P1_FLOOR
+    assert fresh_rate("mobile (hint)") < fresh_rate("mobile")
+    assert P2_FLOOR <= fresh_rate("unknown") < P1_FLOOR
+    assert P2_FLOOR <= fresh_rate("landline") < P1_FLOOR
+    assert P2_FLOOR <= fresh_rate("switchboard") < P1_FLOOR
+    assert P2_FLOOR <= fresh_rate("voip") < P1_FLOOR
+    assert fresh_rate("special") < P2_FLOOR
 
 
 @pytest.mark.parametrize(
@@ -308,7 +308,7 @@ def test_toll_free_and_shared_cost_are_switchboards(raw: str, label: str) -> Non
     assert result.status == "p2 - h"
     assert result.reasons[0] == f"{label} number"
     assert "a company switchboard" in result.reasons
-    assert result.probability == pytest.approx(PRIORS["switchboard"])
+    assert result.probability == pytest.approx(fresh_rate("switchboard"))
 
 
 def test_verified_not_working_number_is_na() -> None:
@@ -326,57 +326,55 @@ def test_verified_toll_free_names_the_provider() -> None:
 # -- the estimator ----------------------------------------------------------------------------
 
 
-def test_estimate_without_calls_is_the_prior() -> None:
-    for prior in PRIORS.values():
-        assert estimate(prior, (), NOW) == pytest.approx(prior)
+def rate(kind: str, history: tuple[Call, ...], now: float = NOW, shared: bool = False) -> float:
+    return lines.belief(kind, history, now, shared=shared).connect_rate
 
 
-def test_a_call_half_life_old_weighs_half() -> None:
-    prior = PRIORS["unknown"]
-    fresh = (Call("no_answer", NOW),)
-    two_old = (Call("no_answer", ago(HALF_LIFE_DAYS)), Call("no_answer", ago(HALF_LIFE_DAYS)))
-    assert estimate(prior, two_old, NOW) == pytest.approx(estimate(prior, fresh, NOW))
-    old_connect = (Call("connected", ago(HALF_LIFE_DAYS)),)
-    strength = prior_calls(prior)
-    expected = (prior * strength + 0.5) / (strength + 0.5)
-    assert estimate(prior, old_connect, NOW) == pytest.approx(expected)
-    quarter = (Call("connected", ago(2 * HALF_LIFE_DAYS)),)
-    expected = (prior * strength + 0.25) / (strength + 0.25)
-    assert estimate(prior, quarter, NOW) == pytest.approx(expected)
-
-
-def test_future_dated_calls_weigh_one() -> None:
-    prior = PRIORS["landline"]
-    future = (Call("connected", NOW + 30 * DAY),)
-    assert estimate(prior, future, NOW) == pytest.approx(estimate(prior, calls("connected"), NOW))
-    assert estimate(prior, future, NOW) == pytest.approx(
-        (prior * prior_calls(prior) + 1) / (prior_calls(prior) + 1)
-    )
+def test_estimate_without_calls_is_the_expected_rate_of_a_fresh_number() -> None:
+    live = 1 - sum(lines.START.values())
+    for kind, live_rate in lines.LIVE_RATES.items():
+        expected = live * live_rate + lines.START["screening"] * lines.SCREENING_RATE
+        assert rate(kind, ()) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("outcome", ["connected", "right_party"])
 def test_connects_raise_the_estimate(outcome: str) -> None:
-    prior = PRIORS["unknown"]
-    assert estimate(prior, calls(outcome), NOW) > prior
+    assert rate("unknown", calls(outcome)) > rate("unknown", ())
 
 
-@pytest.mark.parametrize("outcome", [o for o in OUTCOMES if o not in ("connected", "right_party")])
-def test_other_outcomes_lower_the_estimate(outcome: str) -> None:
-    prior = PRIORS["unknown"]
-    assert estimate(prior, calls(outcome), NOW) < prior
+@pytest.mark.parametrize(
+    "outcome", ["voicemail", "no_answer", "busy", "screened", "wrong_number", "disconnected"]
+)
+def test_failed_calls_lower_the_estimate(outcome: str) -> None:
+    assert rate("unknown", calls(outcome)) < rate("unknown", ())
 
 
-def test_recent_calls_count_more_than_old_ones() -> None:
-    prior = PRIORS["unknown"]
-    recent = estimate(prior, calls("connected", "connected"), NOW)
-    old = estimate(prior, calls("connected", "connected", days_ago=365), NOW)
-    assert prior < old < recent
+def test_a_line_found_dead_counts_once_a_day() -> None:
+    same_day = (Call("disconnected", MIDNIGHT + 60), Call("disconnected", MIDNIGHT + 3600))
+    assert rate("mobile", same_day) == pytest.approx(rate("mobile", same_day[:1]))
 
 
-def test_estimate_does_not_depend_on_call_order() -> None:
-    history = (Call("connected", ago(3)), Call("no_answer", ago(200)), Call("busy", ago(1)))
-    prior = PRIORS["mobile"]
-    assert estimate(prior, history, NOW) == pytest.approx(estimate(prior, history[::-1], NOW))
+def test_a_number_not_called_for_years_is_less_likely_to_still_be_theirs() -> None:
+    connects = calls("connected", "connected")
+    assert rate("mobile", connects, NOW + 3 * 365 * DAY) < rate("mobile", connects)
+    assert rate("landline", (), NOW) == rate("landline", (), NOW + 3 * 365 * DAY)
+
+
+def test_a_screened_call_is_evidence_not_a_pin() -> None:
+    # Screened 306 days ago, connected 303 days ago: a phone that let the call through.
+    history = (Call("screened", ago(306)), Call("connected", ago(303)))
+    result = score(US, block="wireless", calls=history)
+    assert tier(result.status) == "p1"
+    assert result.probability > 0.2
+
+
+def test_a_mobile_failing_all_last_year_does_not_read_as_fresh() -> None:
+    history = tuple(Call("no_answer", ago(365 - 18 * i)) for i in range(20))
+    fresh = score(US, block="wireless")
+    failed = score(US, block="wireless", calls=history)
+    assert tier(fresh.status) == "p1"
+    assert tier(failed.status) in ("p2", "p3")
+    assert failed.probability < fresh.probability / 2
 
 
 # -- tiers move with the calls ----------------------------------------------------------------
@@ -386,28 +384,28 @@ def test_unknown_line_with_recent_connects_becomes_p1() -> None:
     assert score(US).status == "p2"
     result = score(US, calls=calls(*["connected"] * 5))
     assert result.status == "p1"
-    assert result.probability == pytest.approx(
-        estimate(PRIORS["unknown"], calls(*["connected"] * 5), NOW)
-    )
+    assert result.probability == pytest.approx(rate("unknown", calls(*["connected"] * 5)))
     assert has_reason(result, "5 reported calls, 5 connected")
 
 
-def test_old_connects_do_not_lift_an_unknown_line() -> None:
-    assert score(US, calls=calls(*["connected"] * 3)).status == "p1"
-    assert score(US, calls=calls(*["connected"] * 3, days_ago=730)).status == "p2"
+def test_old_connects_lift_an_unknown_line_less_than_recent_ones() -> None:
+    recent = score(US, calls=calls(*["connected"] * 3))
+    old = score(US, calls=calls(*["connected"] * 3, days_ago=730))
+    assert recent.status == "p1"
+    assert old.probability < recent.probability
 
 
-@pytest.mark.parametrize(("no_answers", "status"), [(10, "p2"), (40, "p3")])
-def test_mobile_with_recent_no_answers_drops(no_answers: int, status: str) -> None:
-    history = calls(*["no_answer"] * no_answers)
+def test_mobile_with_recent_no_answers_drops() -> None:
+    history = calls(*["no_answer"] * 10)
     result = score(US, block="wireless", calls=history)
-    assert result.status == status
-    assert status == tier_of(estimate(PRIORS["mobile"], history, NOW))
-    assert has_reason(result, f"{no_answers} reported calls, 0 connected")
+    assert tier(result.status) == "p2"
+    assert result.probability == pytest.approx(rate("mobile", history))
+    assert has_reason(result, "10 reported calls, 0 connected")
 
 
 def test_landline_with_connects_reaches_p1_and_voip_with_connects_leaves_p3() -> None:
-    assert score(US, block="landline", calls=calls("connected", "connected")).status == "p1"
+    history = calls("connected", "connected", "connected")
+    assert score(US, block="landline", calls=history).status == "p1"
     assert score(US, block="voip", calls=calls("connected")).status != "p3"
 
 
@@ -454,30 +452,49 @@ def test_disconnects_separated_by_an_answer_do_not_add_up() -> None:
     assert tier(score(US, calls=history).status) != "na"
 
 
-def test_wrong_number_is_na_auth() -> None:
-    result = score(US, block="wireless", calls=calls("connected", "wrong_number"))
+def test_repeated_wrong_numbers_are_na_auth() -> None:
+    result = score(US, block="wireless", calls=calls("connected", "wrong_number", "wrong_number"))
     assert result.status == "na - auth"
-    assert result.reasons[0] == "reported as a wrong number"
+    assert has_reason(result, "likely someone else's number now")
     assert result.probability == 0.0
+
+
+def test_one_wrong_number_weighs_against_the_number() -> None:
+    result = score(US, block="wireless", calls=calls("wrong_number"))
+    assert result.probability < score(US, block="wireless").probability / 2
+    assert has_reason(result, "likely someone else's number now")
 
 
 @pytest.mark.parametrize("later", ["right_party", "voicemail_name_match"])
 def test_a_later_ownership_call_clears_a_wrong_number(later: str) -> None:
+    wrong = score(US, block="wireless", calls=(Call("wrong_number", ago(3)),))
     history = (Call("wrong_number", ago(3)), Call(later, ago(1)))
     result = score(US, block="wireless", calls=history)
-    assert tier(result.status) != "na"
-    assert not has_reason(result, "wrong number")
+    assert tier(result.status) in ("p1", "p2")
+    assert result.probability > 2 * wrong.probability
+    assert not has_reason(result, "someone else")
 
 
-@pytest.mark.parametrize("earlier", ["right_party", "voicemail_name_match"])
-def test_a_later_wrong_number_wins_over_earlier_ownership(earlier: str) -> None:
-    history = (Call(earlier, ago(3)), Call("wrong_number", ago(1)))
-    assert score(US, calls=history).status == "na - auth"
+def test_an_old_wrong_number_is_outweighed_by_later_connects() -> None:
+    history = (Call("wrong_number", ago(500)), *calls("connected", "connected", days_ago=300))
+    assert tier(score(US, block="wireless", calls=history).status) == "p1"
 
 
-def test_a_plain_connect_does_not_clear_a_wrong_number() -> None:
-    history = (Call("wrong_number", ago(3)), Call("connected", ago(1)))
-    assert score(US, calls=history).status == "na - auth"
+def test_a_wrong_number_about_someone_else_does_not_condemn_the_line() -> None:
+    about_other = tuple(Call("wrong_number", ago(d), person="other") for d in (5, 3))
+    about_this = tuple(Call("wrong_number", ago(d), person="same") for d in (5, 3))
+    others = score(US_OTHER, "hq", calls=about_other)
+    assert tier(others.status) != "na"
+    assert not has_reason(others, "someone else")
+    assert score(US_OTHER, "hq", calls=about_this).status == "na - auth"
+
+
+def test_unattributed_wrong_numbers_on_a_shared_line_weigh_half() -> None:
+    history = calls("wrong_number", "wrong_number")
+    alone = lines.belief("switchboard", history, NOW)
+    shared = lines.belief("switchboard", history, NOW, shared=True)
+    assert shared.other < alone.other
+    assert shared.connect_rate > alone.connect_rate
 
 
 def test_dnc_request_marks_dnc() -> None:
@@ -531,10 +548,16 @@ def test_screened_in_the_last_five_calls_is_sf() -> None:
         US, block="wireless", calls=(*base, Call("screened", ago(1)), *calls("busy") * 4)
     )
     assert recent.status == f"{tier(recent.status)} - sf"
-    assert "calls are screened" in recent.reasons
+    assert has_reason(recent, "calls are screened")
     older = score(US, block="wireless", calls=(*base, Call("screened", ago(1)), *calls("busy") * 5))
     assert modifier(older.status) is None
-    assert "calls are screened" not in older.reasons
+    assert not has_reason(older, "calls are screened")
+
+
+def test_a_phone_that_keeps_screening_is_sf_and_drops() -> None:
+    result = score(US, block="wireless", calls=calls("screened", "screened", "voicemail"))
+    assert result.status == "p2 - sf"
+    assert has_reason(result, "calls are likely screened")
 
 
 # -- do-not-call lists and modifier precedence -------------------------------------------------
@@ -606,7 +629,15 @@ def test_typed_hq_is_h() -> None:
     result = score(US, "hq")
     assert result.status == "p2 - h"
     assert "given as a company line" in result.reasons
-    assert score(UK_MOBILE, "switchboard").status == "p2 - h"
+    # A hint never overrides the numbering plan: a mobile stays one.
+    assert score(UK_MOBILE, "switchboard").status == "p1"
+
+
+def test_an_hq_hint_does_not_override_a_wireless_block() -> None:
+    result = score(US, "hq", block="wireless")
+    assert result.status == "p1"
+    assert "given as a company line" not in result.reasons
+    assert modifier(score(US, "hq", block="landline").status) == "h"
 
 
 def test_company_main_line_is_h() -> None:
@@ -631,7 +662,7 @@ def test_shared_number_is_h(others: int, reason: str) -> None:
     assert modifier(result.status) == "h"
     assert reason in result.reasons
     # A shared number is a switchboard whatever its line: the switchboard prior applies.
-    assert result.probability == pytest.approx(PRIORS["switchboard"])
+    assert result.probability == pytest.approx(fresh_rate("switchboard"))
 
 
 def test_not_shared_is_not_h() -> None:
@@ -756,7 +787,7 @@ def test_only_dnc_and_na_numbers_leave_no_best_phone() -> None:
         {"phone": US, "phone2": US_OTHER},
         {
             US: NumberEvidence(block="wireless", dnc_lists=("federal",)),
-            US_OTHER: NumberEvidence(calls=calls("wrong_number")),
+            US_OTHER: NumberEvidence(calls=calls("wrong_number", "wrong_number")),
         },
     )
     assert [p["status"] for p in result.phones] == ["p1 - dnc", "na - auth"]

@@ -210,6 +210,13 @@ class PhoneEntry(BaseModel):
     region: Region | None
     position: int = Field(ge=1, description="1-based position within the contact")
     ivrPath: str | None = None
+    connectRate: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Extension (D17): the estimated share of calls that reach the person, "
+        "two decimals; null for na and unscored phones",
+    )
     reasons: list[str] = Field(
         default_factory=list,
         description="Extension: the evidence behind the status, in short sentences",

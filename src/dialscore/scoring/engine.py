@@ -1,21 +1,21 @@
 """The scoring engine: a phone's reachability status from the evidence about its number.
 
 Pure: a contact's fields and the evidence gathered per number in, phone entries with
-statuses and reasons, ``leadStatus`` and ``bestPhone`` out. The method is in docs/scoring.md.
+statuses, estimates and reasons, ``leadStatus`` and ``bestPhone`` out. The method is in
+docs/scoring.md.
 
 Each number gets an estimate of the probability that a call reaches the person:
 
-1. a prior from its line type (mobile, landline, VoIP, switchboard …), taken from a
-   verification provider, else the imported number block, else the numbering metadata, else
-   the client's type hint (weaker, so a hinted mobile starts lower than a known one);
-2. moved by the calls the client reported: a beta-binomial estimate in which the prior counts
-   as ``PRIOR_CONNECTS`` connect's worth of calls (so a low prior takes many failed calls to
-   move, a high one few) and each reported call weighs less the older it is (half-life
-   ``HALF_LIFE_DAYS``), so recent calls count more;
-3. cut into tiers at ``P1_FLOOR`` and ``P2_FLOOR``.
+1. its line type (mobile, landline, VoIP, switchboard …), taken from a verification
+   provider, else the imported number block, else the numbering metadata, else the
+   client's type hint (weaker, so a hinted mobile starts lower than a known one);
+2. a belief about its hidden state (live, screening, dead, someone else's) carried through
+   the reported calls in time order (``lines``), whose expected connect rate is the
+   estimate;
+3. cut into tiers at ``P1_FLOOR`` and ``P2_FLOOR``; under ``NA_FLOOR`` the number is ``na``.
 
-Hard evidence overrides the estimate: invalid and fictional numbers, numbers disconnected on
-two different days and wrong numbers are ``na``. Modifiers add what a caller must know: on a
+Hard evidence overrides the estimate: invalid and fictional numbers, and numbers
+disconnected on two different days are ``na``. Modifiers add what a caller must know: on a
 do-not-call list (``dnc``), a dial tree (``ivr``), a switchboard (``h``), screened (``sf``)."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dialscore.phones import LineType
+from dialscore.scoring import lines
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence
 from dialscore.scoring.numbers import (
     EnrichedNumber,
@@ -42,32 +43,21 @@ PHONE_STATUSES = (
     "na", "na - h", "na - ivr", "na - auth", "na - dnc",
 )  # fmt: skip
 
-# Connect probability before any call, by line type (docs/scoring.md gives the sources).
-PRIORS = {
-    "mobile": 0.25,
-    "mobile (hint)": 0.20,
-    "unknown": 0.12,
-    "landline": 0.08,
-    "switchboard": 0.05,
-    "voip": 0.08,
-    "screened": 0.03,
-    "special": 0.01,
-    "disconnected once": 0.01,
-}
 P1_FLOOR = 0.20
 P2_FLOOR = 0.04
-# How many calls the prior is worth, and how fast a call's weight halves.
-# The prior is worth this many connects: 1/prior calls (4 calls for a mobile, 20 for a
-# switchboard).
-PRIOR_CONNECTS = 1.0
-HALF_LIFE_DAYS = 90.0
+# Under this expected connect rate a number is not worth a call: na.
+NA_FLOOR = 0.005
+# The belief in a screening phone from which the status carries sf, and in a dead or someone
+# else's number from which the reasons say so.
+SF_SHARE = 0.3
+STATE_NOTE_SHARE = 0.2
 DAY = 86_400.0
 
-CONNECTS = frozenset({"connected", "right_party"})
-OWNERSHIP = frozenset({"right_party", "voicemail_name_match", "wrong_number"})
+CONNECTS = lines.CONNECTS
 GATEKEEPER_CALLS_FOR_H = 2
-DISCONNECTED_DAYS_FOR_NA = 2
+# A screened call among the latest calls marks sf.
 RECENT_CALLS = 5
+DISCONNECTED_DAYS_FOR_NA = 2
 
 _SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
 _SPECIAL_TYPES = {
@@ -104,7 +94,7 @@ class PhoneScore:
     status: str
     reasons: tuple[str, ...]
     ivr_path: str | None
-    # The estimated connect probability (0 for na); not part of the API.
+    # The estimated connect probability (0 for na): the entry's connectRate.
     probability: float
 
 
@@ -141,25 +131,6 @@ def line_type(phone: ParsedPhone, evidence: NumberEvidence) -> tuple[str, str]:
     return "unknown", "line type unknown (mobile or fixed)"
 
 
-def estimate(prior: float, calls: Sequence[Call], now: float) -> float:
-    """The recency-weighted beta-binomial estimate of the connect probability."""
-    connects = 0.0
-    weight = 0.0
-    for call in calls:
-        age_days = max(0.0, now - call.at) / DAY
-        w = 0.5 ** (age_days / HALF_LIFE_DAYS)
-        weight += w
-        if call.outcome in CONNECTS:
-            connects += w
-    strength = prior_calls(prior)
-    return (prior * strength + connects) / (strength + weight)
-
-
-def prior_calls(prior: float) -> float:
-    """How many calls the prior is worth."""
-    return PRIOR_CONNECTS / prior
-
-
 def _tier(probability: float) -> str:
     if probability >= P1_FLOOR:
         return "p1"
@@ -179,28 +150,44 @@ def _disconnected(calls: Sequence[Call]) -> bool:
     return len(days) >= DISCONNECTED_DAYS_FOR_NA
 
 
-def _disconnected_once(calls: Sequence[Call]) -> bool:
-    """The latest call that reached anything found the line disconnected."""
-    for call in reversed(calls):
-        if call.outcome not in ("no_answer", "busy"):
-            return call.outcome == "disconnected"
-    return False
-
-
-def _wrong_number(calls: Sequence[Call]) -> bool:
-    """The latest word on whose number this is says: someone else's."""
-    for call in reversed(calls):
-        if call.outcome in OWNERSHIP:
-            return call.outcome == "wrong_number"
-    return False
-
-
 def _status(tier: str, modifier: str | None) -> str:
     if modifier == "dnc" and tier != "p1":
         tier = "na"  # D15 has no p2/p3 - dnc: a listed number is not to be dialled
     if modifier is None or modifier not in _ALLOWED[tier]:
         return tier
     return f"{tier} - {modifier}"
+
+
+def _switchboard(
+    phone: ParsedPhone, evidence: NumberEvidence, kind: str, hinted: bool
+) -> list[str]:
+    """What makes the number a switchboard (``h``), in words; empty when nothing does. A
+    ``hq`` hint never overrides a line type found by a source above it (a mobile)."""
+    found = []
+    if phone.type_hint == "hq" and not (kind == "mobile" and not hinted):
+        found.append("given as a company line")
+    if evidence.company_line:
+        found.append("a company's main line")
+    if evidence.shared_with:
+        others = evidence.shared_with
+        found.append(f"shared with {others} other {'person' if others == 1 else 'people'}")
+    gatekeepers = sum(1 for c in evidence.calls if c.outcome == "gatekeeper")
+    if gatekeepers >= GATEKEEPER_CALLS_FOR_H:
+        found.append(f"answered by a gatekeeper {gatekeepers} times")
+    if kind == "switchboard" and not found:
+        found.append("a company switchboard")
+    return found
+
+
+def _state_notes(belief: lines.Belief) -> list[str]:
+    notes = []
+    if belief.screening >= STATE_NOTE_SHARE:
+        notes.append(f"calls are likely screened ({_percent(belief.screening)})")
+    if belief.dead >= STATE_NOTE_SHARE:
+        notes.append(f"likely disconnected ({_percent(belief.dead)})")
+    if belief.other >= STATE_NOTE_SHARE:
+        notes.append(f"likely someone else's number now ({_percent(belief.other)})")
+    return notes
 
 
 def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> PhoneScore:
@@ -226,48 +213,36 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
     if any(c.outcome == "ivr" for c in calls) or evidence.directory_ivr_path:
         modifier = modifier or "ivr"
         reasons.append("dial tree" + (f" (path {ivr_path})" if ivr_path else ""))
-    switchboard = []
-    if phone.type_hint == "hq":
-        switchboard.append("given as a company line")
-    if evidence.company_line:
-        switchboard.append("a company's main line")
-    if evidence.shared_with:
-        others = evidence.shared_with
-        switchboard.append(f"shared with {others} other {'person' if others == 1 else 'people'}")
-    gatekeepers = sum(1 for c in calls if c.outcome == "gatekeeper")
-    if gatekeepers >= GATEKEEPER_CALLS_FOR_H:
-        switchboard.append(f"answered by a gatekeeper {gatekeepers} times")
 
     if fictional is not None:
         return PhoneScore(_status("na", modifier), (fictional, *reasons), ivr_path, 0.0)
     if verified is not None and not verified.valid:
         reason = f"not a working number ({verified.provider})"
         return PhoneScore(_status("na", modifier), (reason, *reasons), ivr_path, 0.0)
-    if _wrong_number(calls):
-        return PhoneScore("na - auth", ("reported as a wrong number", *reasons), ivr_path, 0.0)
     if _disconnected(calls):
         reason = "reported disconnected on two different days"
         return PhoneScore(_status("na", modifier), (reason, *reasons), ivr_path, 0.0)
 
     kind, source = line_type(phone, evidence)
     reasons.insert(0, source)
-    if kind == "switchboard" and not switchboard:
-        switchboard.append("a company switchboard")
+    switchboard = _switchboard(phone, evidence, kind, kind == "mobile (hint)")
+    # A line that reaches several people (a gatekeeper may answer one person's own line):
+    # calls about no one in particular weigh half.
+    shared = kind == "switchboard" or bool(evidence.shared_with or evidence.company_line)
     if switchboard:
         modifier = modifier or "h"
         reasons.extend(switchboard)
+        shared = shared or "given as a company line" in switchboard
         kind = "switchboard"
-    recent = calls[-RECENT_CALLS:]
-    if any(c.outcome == "screened" for c in recent):
+    belief = lines.belief(kind, calls, now, shared=shared)
+    probability = belief.connect_rate
+    if any(c.outcome == "screened" for c in calls[-RECENT_CALLS:]):
+        # A caller must know, though one screened call is weak evidence of the rate.
         modifier = modifier or "sf"
         reasons.append("calls are screened")
-        kind = "screened"
-    if _disconnected_once(calls):
-        reasons.append("reported disconnected, nothing answered since")
-        kind = "disconnected once"
-
-    prior = PRIORS[kind]
-    probability = estimate(prior, calls, now)
+    elif belief.screening >= SF_SHARE:
+        modifier = modifier or "sf"
+    reasons.extend(_state_notes(belief))
     if calls:
         connects = sum(1 for c in calls if c.outcome in CONNECTS)
         reasons.append(
@@ -275,11 +250,22 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
             f"estimated connect rate {_percent(probability)}"
         )
     else:
-        reasons.append(f"no calls reported: expected connect rate {_percent(prior)}")
+        reasons.append(f"no calls reported: expected connect rate {_percent(probability)}")
+    if probability < NA_FLOOR:
+        if belief.other >= belief.dead:
+            return PhoneScore("na - auth", tuple(reasons), ivr_path, 0.0)
+        return PhoneScore(_status("na", modifier), tuple(reasons), ivr_path, 0.0)
     status = _status(_tier(probability), modifier)
     if status.startswith("na"):  # a listed number that is not p1 (see _status)
         probability = 0.0
     return PhoneScore(status, tuple(reasons), ivr_path, probability)
+
+
+def connect_rate(score: PhoneScore | None) -> float | None:
+    """The entry's ``connectRate`` (D17): the estimate to two decimals, None for ``na``."""
+    if score is None or score.status.startswith("na"):
+        return None
+    return round(score.probability, 2)
 
 
 def phone_entry(phone: ParsedPhone, score: PhoneScore | None) -> dict[str, Any]:
@@ -291,6 +277,7 @@ def phone_entry(phone: ParsedPhone, score: PhoneScore | None) -> dict[str, Any]:
         "region": phone.region,
         "position": phone.position,
         "ivrPath": None if score is None else score.ivr_path,
+        "connectRate": connect_rate(score),
         "reasons": [] if score is None else list(score.reasons),
     }
 
@@ -331,6 +318,7 @@ def best_phone(phones: list[dict[str, Any]]) -> dict[str, Any] | None:
         rank = (
             _TIER_RANK[tier],
             _MODIFIER_RANK.get(modifier, len(_MODIFIER_RANK)),
+            -(entry.get("connectRate") or 0.0),
             0 if entry["type"] == "mobile" else 1,
             entry["position"],
         )
