@@ -253,6 +253,35 @@ async def test_two_people_of_one_company_share_a_number(db: Database, tenant: Te
     assert scores[0].best_phone["number"] == US_OTHER
 
 
+async def test_wrong_numbers_about_one_person_stay_with_that_person(
+    db: Database, tenant: Tenant
+) -> None:
+    # Ann left Acme: two calls for her reached someone else on the main line she shared
+    # with Bob. For Bob (and anyone not named), the line still works; for Ann, it is not hers.
+    ann = item([US], companyAccount="Acme Inc")
+    bob = item([US], firstName="Bob", lastName="Ray", companyAccount="Acme Inc")
+    await index(db, tenant.client_id, [ann, bob])
+    days = (NOW - timedelta(days=3), NOW - timedelta(days=2))
+    await insert(
+        db,
+        *(
+            outcome(tenant.client_id, US, "wrong_number", at, contact_id=ann.contact_id)
+            for at in days
+        ),
+    )
+    (calls_for_ann, calls_for_bob) = await evidence_of(db, tenant.client_id, [ann, bob])
+    assert [c.person for c in calls_for_ann[US].calls] == ["same", "same"]
+    assert [c.person for c in calls_for_bob[US].calls] == ["other", "other"]
+    # Ann again, in a later list: the same person by name.
+    ann_again = item([US], companyAccount="Acme Inc")
+    stranger = item([US], firstName="Cy", lastName="Fox")
+    scores = await scores_of(db, tenant.client_id, [ann_again, bob, stranger])
+    statuses = [by_number(score)[US]["status"] for score in scores]
+    assert statuses[0] == "na - auth"
+    assert statuses[1] == "p2 - h"
+    assert not statuses[2].startswith("na")
+
+
 async def test_shared_by_company_domain(db: Database, tenant: Tenant) -> None:
     ann = item([US], email="ann@acme.com")
     bob = item([US], firstName="Bob", website="https://www.acme.com")

@@ -26,6 +26,8 @@ class CallRecordRow(NamedTuple):
     outcome: str
     called_at: datetime
     ivr_path: str | None
+    # The contact the call was reported for (its contactId), when one was named.
+    contact_id: str | None = None
 
 
 def chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
@@ -125,11 +127,28 @@ async def outcomes_for(
     result: dict[str, list[CallRecordRow]] = {number: [] for number in wanted}
     for part in chunks(wanted):
         query = select(
-            CallOutcome.number, CallOutcome.outcome, CallOutcome.called_at, CallOutcome.ivr_path
+            CallOutcome.number,
+            CallOutcome.outcome,
+            CallOutcome.called_at,
+            CallOutcome.ivr_path,
+            CallOutcome.contact_id,
         ).where(CallOutcome.client_id == client_id, CallOutcome.number.in_(part))
         if since is not None:
             query = query.where(CallOutcome.called_at >= since)
         query = query.order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
-        for number, outcome, called_at, ivr_path in await session.execute(query):
-            result[number].append(CallRecordRow(outcome, called_at, ivr_path))
+        for number, outcome, called_at, ivr_path, contact_id in await session.execute(query):
+            result[number].append(CallRecordRow(outcome, called_at, ivr_path, contact_id))
     return result
+
+
+async def person_keys(session: AsyncSession, contact_ids: Collection[str]) -> dict[str, str]:
+    """The person key each of these contacts was indexed with (contacts with no number, or
+    of no client, are missing)."""
+    found: dict[str, str] = {}
+    for part in chunks(sorted(set(contact_ids))):
+        query = select(ContactNumber.contact_id, ContactNumber.person_key).where(
+            ContactNumber.contact_id.in_(part)
+        )
+        for contact_id, key in await session.execute(query):
+            found[contact_id] = key
+    return found

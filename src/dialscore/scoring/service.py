@@ -125,6 +125,8 @@ async def evidence_for(
     listed = await repo.dnc_lists(session, {int(n[1:]) for n in numbers})
     lines = await repo.company_lines(session, numbers)
     history = await repo.outcomes_for(session, client_id, numbers)
+    named = {row.contact_id for rows in history.values() for row in rows if row.contact_id}
+    callees = await repo.person_keys(session, named) if named else {}
     people = await repo.people_per_company_number(session, client_id, numbers)
     verifications = verifications or {}
 
@@ -135,8 +137,8 @@ async def evidence_for(
         if nanp is not None:
             block = blocks.get(nanp[1]) or blocks.get(nanp[0])
         calls = tuple(
-            Call(outcome, called_at.timestamp(), ivr_path)
-            for outcome, called_at, ivr_path in history.get(number, ())
+            Call(row.outcome, row.called_at.timestamp(), row.ivr_path)
+            for row in history.get(number, ())
         )
         base[number] = NumberEvidence(
             block=block,
@@ -149,11 +151,15 @@ async def evidence_for(
     out = []
     for it in items:
         company = company_key(it.fields)
+        person = person_key(it.fields) if callees else ""
         per_number = {}
         for phone in it.phones:
             if phone.e164 is None:
                 continue
             evidence = base.get(phone.e164, NO_EVIDENCE)
+            rows = history.get(phone.e164, ())
+            if callees and any(row.contact_id in callees for row in rows):
+                evidence = replace(evidence, calls=_as_seen_by(person, rows, callees))
             if company is not None:
                 others = people.get((phone.e164, company), 0) - 1
                 if others > 0:
@@ -161,6 +167,20 @@ async def evidence_for(
             per_number[phone.e164] = evidence
         out.append(per_number)
     return out
+
+
+def _as_seen_by(
+    person: str, rows: Sequence[repo.CallRecordRow], callees: Mapping[str, str]
+) -> tuple[Call, ...]:
+    """A number's calls, each marked as about this person ("same"), about someone else
+    ("other") or about no one known (None): by the names of the contacts they were reported
+    for."""
+    calls = []
+    for row in rows:
+        callee = callees.get(row.contact_id or "")
+        about = None if not callee or not person else ("same" if callee == person else "other")
+        calls.append(Call(row.outcome, row.called_at.timestamp(), row.ivr_path, about))
+    return tuple(calls)
 
 
 async def score_items(
