@@ -126,10 +126,12 @@ class Dispatcher:
 
     async def stop(self) -> None:
         await self.loop.stop()
-        for inflight in list(self._inflight):
-            inflight.cancel()
-        if self._inflight:
-            await asyncio.wait(self._inflight, timeout=5.0)
+        # Every delivery in flight ends before the client and the database go: one left
+        # running would record its attempt through a closed connection and never finish.
+        while self._inflight:
+            for inflight in list(self._inflight):
+                inflight.cancel()
+            await asyncio.wait(list(self._inflight), timeout=1.0)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
