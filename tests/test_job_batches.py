@@ -4,6 +4,7 @@ what was saved and leaves the rest pending for the next attempt."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -149,3 +150,28 @@ async def test_a_source_failing_on_a_later_batch_keeps_what_was_saved(settings: 
         ]
     finally:
         await db.dispose()
+
+
+async def test_abandoning_an_enrichment_does_not_swallow_a_cancellation() -> None:
+    # The job's own task is cancelled (its worker stops) while it waits for the enrichment
+    # it abandons, which takes a moment to stop: the job's task must still end cancelled.
+    stopping = asyncio.Event()
+
+    async def enrichment() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            stopping.set()
+            await asyncio.sleep(0.5)
+
+    async def job(abandoned: asyncio.Task[None]) -> None:
+        await jobs_processing._abandon(abandoned)
+        await asyncio.sleep(3600)  # what the job would do next, were it not cancelled
+
+    abandoned = asyncio.create_task(enrichment())
+    await asyncio.sleep(0)  # the enrichment is under way
+    running = asyncio.create_task(job(abandoned))
+    await asyncio.wait_for(stopping.wait(), timeout=5)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(running, timeout=5)

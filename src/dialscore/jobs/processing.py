@@ -4,7 +4,6 @@ job to its terminal state once. Safe to run again after a crash or a redelivered
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -105,8 +104,11 @@ async def _abandon(task: asyncio.Task[Any] | None) -> None:
         return
     if not task.done():
         task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
+    # asyncio.wait, not "await task" under suppress(CancelledError): a cancellation of this
+    # coroutine itself must not be swallowed with the enrichment's.
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: it is abandoned, whatever it raised
 
 
 def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
