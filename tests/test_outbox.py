@@ -5,6 +5,7 @@ keeps failing is set aside with its last error (logged, counted, listed by
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -403,3 +404,15 @@ async def test_requeue_makes_set_aside_work_due_with_its_attempts_reset(db: Data
         assert (message.failed_at, message.attempts, message.available_at) == (None, 0, later)
         assert message.last_error == failed.UNFINISHED
     assert {m.id for m in (await claim(db, later)).published} == {first, second}
+
+
+async def test_workers_of_one_process_share_one_time_limit_thread(settings: Settings) -> None:
+    # Dramatiq's time limit starts a thread that never ends when its broker boots: one per
+    # process, however many workers it builds and stops (the suite builds hundreds).
+    async with worker_running(settings, FlakyTask(failing=set())):
+        pass
+    threads = threading.active_count()
+    for _ in range(3):
+        async with worker_running(settings, FlakyTask(failing=set())):
+            pass
+    assert threading.active_count() <= threads

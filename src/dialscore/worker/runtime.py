@@ -4,6 +4,7 @@ relay and the webhook dispatcher."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,7 @@ import redis.asyncio
 import structlog
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import AsyncIO
+from dramatiq.middleware import AsyncIO, TimeLimit, default_middleware
 
 from dialscore.config import Settings
 from dialscore.enrichment.service import check_source_names
@@ -31,6 +32,32 @@ from dialscore.worker.relay import Relay
 log = structlog.get_logger(__name__)
 
 
+class _ProcessTimeLimit(TimeLimit):
+    """Dramatiq's time limit, booted once per process: each booted TimeLimit starts a
+    thread that never ends, and a process that builds many brokers (the test suite builds
+    one per app) gathered over a thousand of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.booted = False
+        self.lock = threading.Lock()
+
+    def after_process_boot(self, broker: Any) -> None:
+        with self.lock:
+            if self.booted:
+                return
+            self.booted = True
+        super().after_process_boot(broker)  # type: ignore[no-untyped-call]
+
+
+_TIME_LIMIT = _ProcessTimeLimit()
+
+
+def _middleware() -> list[Any]:
+    """Dramatiq's default middleware, with this process's one time limit."""
+    return [_TIME_LIMIT if kind is TimeLimit else kind() for kind in default_middleware]
+
+
 def build_broker(
     settings: Settings,
     tasks: Mapping[str, Task],
@@ -41,9 +68,11 @@ def build_broker(
     """A broker (Redis when configured, else in memory) with an actor for each task."""
     broker: Any
     if settings.redis_url:
-        broker = RedisBroker(url=settings.redis_url, namespace=settings.redis_namespace)  # type: ignore[no-untyped-call]
+        broker = RedisBroker(  # type: ignore[no-untyped-call]
+            url=settings.redis_url, namespace=settings.redis_namespace, middleware=_middleware()
+        )
     else:
-        broker = StubBroker()
+        broker = StubBroker(middleware=_middleware())
         broker.emit_after("process_boot")
     broker.add_middleware(AsyncIO())
     broker.add_middleware(ClosesTaskContext(context))
