@@ -20,6 +20,7 @@ do-not-call list (``dnc``), a dial tree (``ivr``), a switchboard (``h``), screen
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -159,24 +160,26 @@ def _status(tier: str, modifier: str | None) -> str:
 
 
 def _switchboard(
-    phone: ParsedPhone, evidence: NumberEvidence, kind: str, hinted: bool
+    phone: ParsedPhone, evidence: NumberEvidence, kind: str, gatekeepers: int
 ) -> list[str]:
     """What makes the number a switchboard (``h``), in words; empty when nothing does. A
     ``hq`` hint never overrides a line type found by a source above it (a mobile)."""
     found = []
-    if phone.type_hint == "hq" and not (kind == "mobile" and not hinted):
+    if phone.type_hint == "hq" and kind != "mobile":
         found.append("given as a company line")
     if evidence.company_line:
         found.append("a company's main line")
     if evidence.shared_with:
         others = evidence.shared_with
         found.append(f"shared with {others} other {'person' if others == 1 else 'people'}")
-    gatekeepers = sum(1 for c in evidence.calls if c.outcome == "gatekeeper")
     if gatekeepers >= GATEKEEPER_CALLS_FOR_H:
         found.append(f"answered by a gatekeeper {gatekeepers} times")
     if kind == "switchboard" and not found:
         found.append("a company switchboard")
     return found
+
+
+_NO_CALLS: Counter[str] = Counter()
 
 
 def _state_notes(belief: lines.Belief) -> list[str]:
@@ -198,19 +201,23 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
     verified = evidence.verification
     calls = evidence.calls
 
+    # What the modifiers need of the calls, in one pass (this runs for every phone).
+    counts = Counter(c.outcome for c in calls) if calls else _NO_CALLS
     # Modifiers, strongest first: dnc > ivr > h > sf. A path counts only from a dial tree.
-    ivr_path = next(
-        (c.ivr_path for c in reversed(calls) if c.outcome == "ivr" and c.ivr_path), None
-    )
+    ivr_path = None
+    if counts["ivr"]:
+        ivr_path = next(
+            (c.ivr_path for c in reversed(calls) if c.outcome == "ivr" and c.ivr_path), None
+        )
     ivr_path = ivr_path or evidence.directory_ivr_path
     modifier: str | None = None
     if evidence.dnc_lists:
         modifier = "dnc"
         reasons.append(f"on do-not-call list {', '.join(sorted(evidence.dnc_lists))}")
-    if any(c.outcome == "dnc_request" for c in calls):
+    if counts["dnc_request"]:
         modifier = "dnc"
         reasons.append("the person asked not to be called")
-    if any(c.outcome == "ivr" for c in calls) or evidence.directory_ivr_path:
+    if counts["ivr"] or evidence.directory_ivr_path:
         modifier = modifier or "ivr"
         reasons.append("dial tree" + (f" (path {ivr_path})" if ivr_path else ""))
 
@@ -225,7 +232,7 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
 
     kind, source = line_type(phone, evidence)
     reasons.insert(0, source)
-    switchboard = _switchboard(phone, evidence, kind, kind == "mobile (hint)")
+    switchboard = _switchboard(phone, evidence, kind, counts["gatekeeper"])
     # A line that reaches several people (a gatekeeper may answer one person's own line):
     # calls about no one in particular weigh half.
     shared = kind == "switchboard" or bool(evidence.shared_with or evidence.company_line)
@@ -244,7 +251,7 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
         modifier = modifier or "sf"
     reasons.extend(_state_notes(belief))
     if calls:
-        connects = sum(1 for c in calls if c.outcome in CONNECTS)
+        connects = sum(counts[outcome] for outcome in CONNECTS)
         reasons.append(
             f"{len(calls)} reported call{'s' if len(calls) != 1 else ''}, {connects} connected: "
             f"estimated connect rate {_percent(probability)}"

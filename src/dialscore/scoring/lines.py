@@ -53,6 +53,8 @@ LIVE_RATES: dict[str, float] = {
     "switchboard": 0.05,
     "special": 0.01,
 }
+# How many connects' worth of calls the line type's rate counts as.
+PRIOR_CONNECTS = 1.0
 # What a live number's calls teach about its rate fades with this half-life: habits change.
 RATE_HALF_LIFE_DAYS = 365.0
 # A screening phone lets this share of unknown callers through.
@@ -130,6 +132,7 @@ _STATE_ROWS = {
         _OTHER[outcome],
     )
     for outcome in _DEAD
+    if outcome not in _NEUTRAL
 }
 # Misses that teach about a live number's rate: the calls that rang through to no one.
 _LIVE_MISS = frozenset(
@@ -161,6 +164,14 @@ def _share_about_person(call: Call, shared: bool) -> float:
     return 1.0
 
 
+def _fresh(kind: str) -> Belief:
+    """The belief about a number no one has called."""
+    screening, dead, other = (START[state] for state in _KEEP_STATES)
+    live = 1.0 - screening - dead - other
+    rate = live * LIVE_RATES[kind] + screening * SCREENING_RATE
+    return Belief(live, screening, dead, other, rate)
+
+
 def belief(kind: str, calls: Sequence[Call], now: float, *, shared: bool = False) -> Belief:
     """The belief at ``now`` about a number of line type ``kind`` (a key of ``LIVE_RATES``)
     after ``calls`` (oldest first); ``shared``: other people carry the number too.
@@ -168,11 +179,14 @@ def belief(kind: str, calls: Sequence[Call], now: float, *, shared: bool = False
     The belief is four numbers (live, screening, dead, other) and the live rate's beta
     counts (a connects, b misses); it is written out with local variables rather than
     objects, as it runs for every number of every job (about twice as fast)."""
+    if not calls:
+        return _fresh(kind)
     misses = _SWITCHBOARD_MISSES if kind == "switchboard" else _LIVE_MISSES
     to_screening, to_dead, to_other = LIVE_CHANGES[kind]
     leave = to_screening + to_dead + to_other
-    # The rate's beta prior: one connect in 1 / rate calls.
-    a0, b0 = 1.0, 1.0 / LIVE_RATES[kind] - 1.0
+    # The rate's beta prior: PRIOR_CONNECTS connects in PRIOR_CONNECTS / rate calls.
+    a0 = PRIOR_CONNECTS
+    b0 = PRIOR_CONNECTS / LIVE_RATES[kind] - PRIOR_CONNECTS
     a, b = a0, b0
     screening, dead, other = (START[state] for state in _KEEP_STATES)
     live = 1.0 - screening - dead - other
@@ -199,7 +213,8 @@ def belief(kind: str, calls: Sequence[Call], now: float, *, shared: bool = False
         if call is None:
             break
         outcome = call.outcome
-        if outcome in _NEUTRAL or outcome not in _STATE_ROWS:
+        row = _STATE_ROWS.get(outcome)
+        if row is None:  # says nothing about the state (dnc_request)
             continue
         if outcome == "disconnected":
             # A line found dead is retried the same day: one finding per UTC day.
@@ -211,7 +226,7 @@ def belief(kind: str, calls: Sequence[Call], now: float, *, shared: bool = False
         rate = a / (a + b)
         connect = outcome in CONNECTS
         w_live = rate / 2 if connect else (1.0 - rate) * misses[outcome]
-        w_screening, w_dead, w_other = _STATE_ROWS[outcome]
+        w_screening, w_dead, w_other = row
         share = _share_about_person(call, shared)
         if share < 1.0:
             x_live, x_screening, x_dead, x_other = _about_someone_else(outcome)
