@@ -62,25 +62,15 @@ from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
 from dialscore.submissions import service as submissions
 from scoring_eval import (
     DAY,
-    FIRST_SLOT_MIX,
     NOW,
     US_AREA_CODES,
     SimContact,
-    WorldSettings,
     build_world,
 )
+from scoring_worlds import WORLD_A
 
 SECRET = "bench-secret-key-that-is-long-enough-for-hs256"
-WORLD = WorldSettings(
-    block_share=0.6,
-    voip_share=0.2,
-    hint_share=0.5,
-    hint_noise=0.2,
-    noise=0.01,
-    directory_share=0.3,
-    shared_share=0.3,
-    first_mix=dict(FIRST_SLOT_MIX),
-)
+WORLD = WORLD_A
 T = TypeVar("T")
 # Where processing time goes: every coroutine function of these modules is timed (the services
 # call them through the module, so a wrapper set on the module is what they run).

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from dialscore.phones import LineType
 from dialscore.scoring import engine
-from dialscore.scoring.evidence import Call, NumberEvidence
+from dialscore.scoring.evidence import OUTCOMES, Call, NumberEvidence
 from dialscore.scoring.numbers import (
     ParsedPhone,
     fictional_reason,
@@ -33,20 +33,9 @@ YEAR = 365.25 * DAY
 # "now" of every world: 2025-06-02 00:00 UTC; past calls fall before it.
 NOW = 1_748_822_400.0
 CONNECTS = frozenset({"connected", "right_party"})
-# What a client may report; noise replaces an outcome with any of these.
-REPORTED_OUTCOMES = (
-    "connected",
-    "right_party",
-    "voicemail",
-    "voicemail_name_match",
-    "no_answer",
-    "busy",
-    "gatekeeper",
-    "ivr",
-    "screened",
-    "wrong_number",
-    "disconnected",
-)
+# What a client may report; noise replaces an outcome with any of these (all but the
+# request not to be called, which is no answer to how the call went).
+REPORTED_OUTCOMES = tuple(o for o in OUTCOMES if o != "dnc_request")
 SLOTS = ("phone", "phone2", "phone3", "phone4")
 
 
