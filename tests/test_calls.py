@@ -731,14 +731,15 @@ async def test_outcomes_for_orders_each_number_by_call_time(db: Database, tenant
     )
     async with db.read() as session:
         found = await scoring_repo.outcomes_for(session, client, [ANN, BOB, "+12125550100", ANN])
+    # (outcome, called_at, ivr_path, contact_id): none of these calls named a contact.
     assert found == {
         ANN: [
-            ("no_answer", at[0], None),
-            ("busy", at[2], None),
-            ("voicemail", at[2], None),
-            ("connected", at[3], None),
+            ("no_answer", at[0], None, None),
+            ("busy", at[2], None, None),
+            ("voicemail", at[2], None, None),
+            ("connected", at[3], None, None),
         ],
-        BOB: [("ivr", at[1], "1,2")],
+        BOB: [("ivr", at[1], "1,2", None)],
         "+12125550100": [],
     }
     first = found[ANN][0]
