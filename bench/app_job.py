@@ -23,11 +23,9 @@ import json
 import os
 import random
 import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +35,7 @@ import httpx
 
 from dialscore.jobs.schemas import TERMINAL_STATES
 from dialscore.phones import analyse
-from embedded import BenchError, Deadline, free_port, running_server, server_env
+from embedded import BenchError, Deadline, bench_data_dir, free_port, running_server, server_env
 
 V2 = "/api/public/v2"
 EMAIL = "bench@app-job.example"
@@ -305,9 +303,8 @@ def report(number: int, run: Run) -> None:
 def run(args: argparse.Namespace) -> None:
     setup = Deadline(args.timeout)
     rng = random.Random(args.seed)
-    data_dir = Path(tempfile.mkdtemp(prefix="dialscore-bench-"))
     load_before = os.getloadavg()
-    try:
+    with bench_data_dir(args.keep_data) as data_dir:
         env = server_env(data_dir)
         api_key = create_client(env, data_dir, setup)["apiKey"]
         port = free_port()
@@ -335,17 +332,6 @@ def run(args: argparse.Namespace) -> None:
             f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, "
             f"on {os.cpu_count()} cores"
         )
-    except BenchError:
-        log = data_dir / "server.log"
-        if log.exists():
-            tail = log.read_text(errors="replace").splitlines()[-30:]
-            print("--- server log (last lines) ---", *tail, sep="\n", file=sys.stderr)
-        raise
-    finally:
-        if args.keep_data:
-            print(f"data kept in {data_dir}", file=sys.stderr)
-        else:
-            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def main() -> int:

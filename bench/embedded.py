@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,3 +115,23 @@ def wait_until_up(process: subprocess.Popen[bytes], port: int, deadline: Deadlin
             pass
         time.sleep(0.1)
     raise BenchError("the server did not answer /healthz within 60 s")
+
+
+@contextmanager
+def bench_data_dir(keep: bool) -> Iterator[Path]:
+    """A temporary data directory for the service: on a failure, the last lines of its
+    server log are printed; afterwards it is removed, or kept (and said so) with ``keep``."""
+    data_dir = Path(tempfile.mkdtemp(prefix="dialscore-bench-"))
+    try:
+        yield data_dir
+    except BenchError:
+        log = data_dir / "server.log"
+        if log.exists():
+            tail = log.read_text(errors="replace").splitlines()[-30:]
+            print("--- server log (last lines) ---", *tail, sep="\n", file=sys.stderr)
+        raise
+    finally:
+        if keep:
+            print(f"data kept in {data_dir}", file=sys.stderr)
+        else:
+            shutil.rmtree(data_dir, ignore_errors=True)

@@ -19,10 +19,8 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,15 @@ from typing import Any
 import httpx
 import rphonenumbers as phonenumbers
 
-from embedded import BenchError, Deadline, cli, free_port, running_server, server_env
+from embedded import (
+    BenchError,
+    Deadline,
+    bench_data_dir,
+    cli,
+    free_port,
+    running_server,
+    server_env,
+)
 
 V2 = "/api/public/v2"
 TERMINAL = ("Finalized", "Not Enriched")
@@ -196,8 +202,7 @@ def measure_throughput(
 def run(args: argparse.Namespace) -> None:
     deadline = Deadline(args.timeout)
     rng = random.Random(args.seed)
-    data_dir = Path(tempfile.mkdtemp(prefix="dialscore-bench-"))
-    try:
+    with bench_data_dir(args.keep_data) as data_dir:
         env = server_env(data_dir)
         api_key = create_client(env, data_dir, deadline)
         port = free_port()
@@ -236,17 +241,6 @@ def run(args: argparse.Namespace) -> None:
                     f"(first submission to last job Finalized; submitting took {submitting:.1f} s)",
                     flush=True,
                 )
-    except BenchError:
-        log = data_dir / "server.log"
-        if log.exists():
-            tail = log.read_text(errors="replace").splitlines()[-30:]
-            print("--- server log (last lines) ---", *tail, sep="\n", file=sys.stderr)
-        raise
-    finally:
-        if args.keep_data:
-            print(f"data kept in {data_dir}", file=sys.stderr)
-        else:
-            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def main() -> int:

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -36,7 +34,15 @@ from typing import Any
 
 import httpx
 
-from embedded import BenchError, Deadline, cli, free_port, running_server, server_env
+from embedded import (
+    BenchError,
+    Deadline,
+    bench_data_dir,
+    cli,
+    free_port,
+    running_server,
+    server_env,
+)
 
 V2 = "/api/public/v2"
 CONTACT_SCORED = "job.contact.scored"
@@ -212,8 +218,7 @@ def measure(
 
 def run(args: argparse.Namespace) -> None:
     deadline = Deadline(args.timeout)
-    data_dir = Path(tempfile.mkdtemp(prefix="dialscore-bench-"))
-    try:
+    with bench_data_dir(args.keep_data) as data_dir:
         env = server_env(data_dir, WEBHOOK_ALLOW_PRIVATE="true")
         api_key = create_client(env, data_dir, args.rate, deadline)
         port = free_port()
@@ -246,17 +251,6 @@ def run(args: argparse.Namespace) -> None:
                     f"{statistics.median(r.to_last for r in runs):.2f} s",
                     flush=True,
                 )
-    except BenchError:
-        log = data_dir / "server.log"
-        if log.exists():
-            tail = log.read_text(errors="replace").splitlines()[-30:]
-            print("--- server log (last lines) ---", *tail, sep="\n", file=sys.stderr)
-        raise
-    finally:
-        if args.keep_data:
-            print(f"data kept in {data_dir}", file=sys.stderr)
-        else:
-            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def main() -> int:
