@@ -502,14 +502,37 @@ async def test_a_hung_receiver_does_not_stall_others(
             elapsed = time.monotonic() - started
             healthy_received = list(receiver.received)
             hung_count = len(hung.received)
-            dispatcher = state_of(service.app).extras["worker"].dispatcher
-    # Stopping waited for the delivery still hanging: none outlives the database.
-    assert dispatcher.busy == 0
     assert len(by_type(healthy_received, SCORED)) == 5
     assert len(by_type(healthy_received, COMPLETED)) == 1
     # Eight hung deliveries one at a time would take 8 s; the healthy user must not wait.
     assert elapsed < 3.0, f"healthy receiver waited {elapsed:.1f} s behind a hung one"
     assert hung_count < 8, "the hung receiver was still being worked through meanwhile"
+
+
+async def test_stopping_waits_for_a_delivery_slow_to_stop(settings: Settings) -> None:
+    # A delivery that, once cancelled, takes longer than one wait to wind down (its attempt
+    # still being recorded): stopping asks again until it has ended, so that none outlives
+    # the database it writes to.
+    ended = asyncio.Event()
+
+    async def slow_to_stop() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            try:
+                await asyncio.sleep(7)  # longer than any single wait of stop()
+            finally:
+                ended.set()
+
+    async with running(settings) as service:
+        dispatcher = state_of(service.app).extras["worker"].dispatcher
+        task = asyncio.get_running_loop().create_task(slow_to_stop())
+        await asyncio.sleep(0)
+        # As dispatch_due tracks the deliveries it starts.
+        dispatcher._inflight.add(task)
+        task.add_done_callback(dispatcher._inflight.discard)
+    assert ended.is_set()
+    assert dispatcher.busy == 0
 
 
 async def poll(service: Service, condition: Callable[[], bool], timeout: float = 10.0) -> None:
