@@ -52,7 +52,7 @@ NA_FLOOR = 0.005
 # else's number from which the reasons say so.
 SF_SHARE = 0.3
 STATE_NOTE_SHARE = 0.2
-DAY = 86_400.0
+DAY = lines.DAY
 
 CONNECTS = lines.CONNECTS
 GATEKEEPER_CALLS_FOR_H = 2
