@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -92,6 +94,40 @@ SQLITE_MMAP_BYTES = 1 << 30
 SQLITE_CACHE_KIB = 32 << 10
 
 
+class ClosingConnection(sqlite3.Connection):
+    """A SQLite connection that closes the cursors it made before it closes itself.
+
+    A statement still open keeps a closed connection alive, transaction and locks included,
+    until the cursor holding it is garbage collected (Python 3.11's sqlite3 leaves its
+    statements to SQLite's close_v2). A coroutine cancelled amid a query leaves just such a
+    cursor in its traceback, and the pool closes the connection it was using: the write lock
+    of its transaction then stalled every other writer for up to the busy timeout."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cursors: weakref.WeakSet[sqlite3.Cursor] = weakref.WeakSet()
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        cursor = super().cursor(*args, **kwargs)
+        self._cursors.add(cursor)
+        return cursor
+
+    # The shortcuts make their cursors in C, past cursor(): made here through it instead.
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
+
+    def executescript(self, script: str, /) -> Any:
+        return self.cursor().executescript(script)
+
+    def close(self) -> None:
+        for cursor in list(self._cursors):
+            cursor.close()  # finalizes its statement
+        super().close()  # rolls back what is left of the transaction
+
+
 def configure_sqlite(engine: Any) -> None:
     """WAL, a busy timeout, and explicit BEGIN so writers can ask for BEGIN IMMEDIATE."""
 
@@ -125,7 +161,9 @@ class Database:
         self.url = url
         self.is_sqlite = make_url(url).get_backend_name() == "sqlite"
         kwargs: dict[str, Any] = {"echo": echo}
-        if not self.is_sqlite:
+        if self.is_sqlite:
+            kwargs.update(connect_args={"factory": ClosingConnection})
+        else:
             kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(async_url(url), **kwargs)
         write_engine = self.engine
