@@ -248,17 +248,33 @@ async def test_same_key_replays_on_both_endpoints(
     assert len(await job_ids(api, tenant)) == 1
 
 
-async def test_key_of_a_scoring_is_not_replayed_as_an_enrichment(
+async def test_key_of_a_scoring_answers_a_fresh_enrichment(
     db: Database, api: httpx.AsyncClient, tenant: Tenant
 ) -> None:
+    """P76: the same key and body sent to score and then to enrich are two requests, each
+    answered for its own operation, each replayed only by its own operation."""
     body = {"contacts": [contact(companyAccount="Acme")]}
     scored = await post(api, tenant, body, key="shared", kind="score")
     assert scored.status_code == 200, scored.text
     enriched = await post(api, tenant, body, key="shared", kind="enrich")
-    assert enriched.status_code == 409, enriched.text
-    assert "Idempotency-Key" in enriched.json()["error"]
-    assert await job_ids(api, tenant) == [scored.json()["data"]["jobId"]]
-    assert await ledger_rows(db, tenant.client_id) == 2
+    assert enriched.status_code == 200, enriched.text
+    assert REPLAYED not in enriched.headers
+    job_id = enriched.json()["data"]["jobId"]
+    assert job_id not in (None, scored.json()["data"]["jobId"])
+    assert enriched.json()["credits"] == {
+        "creditsCharged": 1,
+        "creditsRemaining": 998.95,
+        "costPerContact": 1,
+        "contactCount": 1,
+    }
+    async with db.read() as session:
+        job = await session.get(Job, job_id)
+    assert job is not None and job.job_type == "enrich_and_score"
+    assert await ledger_rows(db, tenant.client_id) == 3
+    again = await post(api, tenant, body, key="shared", kind="enrich")
+    assert again.headers.get(REPLAYED) == "true"
+    assert again.json() == enriched.json()
+    assert sorted(await job_ids(api, tenant)) == sorted([scored.json()["data"]["jobId"], job_id])
 
 
 async def test_same_key_with_other_body_answers_409(
@@ -366,7 +382,9 @@ async def test_service_honours_given_idempotency_ttl(db: Database, tenant: Tenan
     body = {"contacts": [contact()]}
     start = utcnow()
     fingerprint = idempotency.request_hash(body, "contacts/score")
-    once = idempotency.Once(principal.user_id, "ttl", fingerprint, timedelta(minutes=5))
+    once = idempotency.Once(
+        principal.user_id, "contacts/score", "ttl", fingerprint, timedelta(minutes=5)
+    )
     outcomes = []
     for at in (start, start + timedelta(minutes=4), start + timedelta(minutes=6)):
 

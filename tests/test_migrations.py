@@ -245,3 +245,42 @@ def test_migration_0010_adds_the_failed_state_and_keeps_the_rows(empty_url: str)
     assert outbox_indexes(url) == ["ix_outbox_available"]
     upgrade(url)
     assert sql(url, ROWS) == after
+
+
+KEY_ROWS = "SELECT user_id, scope, key, request_hash FROM idempotency_keys ORDER BY id"
+
+
+def test_migration_0013_scopes_stored_keys_by_their_answers(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url, "0012")
+    answers = {
+        "score": '{"data": {}, "credits": {"costPerPhone": 0.05}, "error": null}',
+        "enrich": '{"data": {}, "credits": {"costPerContact": 1}, "error": null}',
+        "calls": '{"data": {}, "error": null}',
+    }
+    sql(url, "INSERT INTO idempotency_keys (user_id, key, request_hash, status_code, response, "
+        "created_at) VALUES " + ", ".join(
+            f"('u', '{key}', 'h', 200, '{answer}', '2026-11-01 00:00:00')"
+            for key, answer in answers.items()
+        ))  # fmt: skip
+
+    upgrade(url)
+    assert sql(url, KEY_ROWS) == [
+        ("u", "contacts/score", "score", "h"),
+        ("u", "contacts/enrich", "enrich", "h"),
+        ("u", "calls", "calls", "h"),
+    ]
+    # A key is now unique per user and operation.
+    sql(url, "INSERT INTO idempotency_keys (user_id, scope, key, request_hash, status_code, "
+        "response, created_at) VALUES ('u', 'calls', 'score', 'h2', 200, '{}', "
+        "'2026-11-01 00:00:00')")  # fmt: skip
+
+    command.downgrade(alembic_config(url), "0012")
+    # One answer per user and key, the first stored.
+    assert sql(url, "SELECT key, request_hash FROM idempotency_keys ORDER BY id") == [
+        ("score", "h"),
+        ("enrich", "h"),
+        ("calls", "h"),
+    ]
+    upgrade(url)
+    assert [row[1] for row in sql(url, KEY_ROWS)] == ["contacts/score", "contacts/enrich", "calls"]

@@ -1,5 +1,6 @@
-"""Idempotency-Key (D10, P9): a request repeated with the same key by the same user within the
-time to live gets the first answer back, and nothing is done twice."""
+"""Idempotency-Key (D10, P9): a request repeated with the same key by the same user to the same
+operation within the time to live gets the first answer back, and nothing is done twice. The
+same key sent to another operation is another key (P76)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ IdempotencyKey = Annotated[
 
 def request_hash(body: Any, scope: str) -> str:
     """The fingerprint of a request to one operation (``scope``, its name): a key reused with
-    another body, or for another operation, is refused (P9, P60)."""
+    another body is refused (P9)."""
     canonical = json.dumps(
         {"endpoint": scope, "body": body}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
@@ -52,9 +53,11 @@ def request_hash(body: Any, scope: str) -> str:
 
 @dataclass(frozen=True)
 class Once:
-    """One user's key for one request, and how long its first answer is kept."""
+    """One user's key for one request to one operation (``scope``), and how long its first
+    answer is kept."""
 
     user_id: str
+    scope: str
     key: str
     request_hash: str
     ttl: timedelta
@@ -66,7 +69,9 @@ async def replay(session: AsyncSession, once: Once, *, now: datetime) -> dict[st
     record = (
         await session.scalars(
             select(IdempotencyRecord).where(
-                IdempotencyRecord.user_id == once.user_id, IdempotencyRecord.key == once.key
+                IdempotencyRecord.user_id == once.user_id,
+                IdempotencyRecord.scope == once.scope,
+                IdempotencyRecord.key == once.key,
             )
         )
     ).first()
@@ -93,9 +98,9 @@ async def answer_once(
 
     With a key, a stored answer is returned without calling ``answer``; otherwise the new
     answer is stored with the work it describes, in one transaction. Of concurrent requests
-    with one key, one commits (the key is unique per user) and the others replay it. Only a
-    successful answer is stored: an error raised by ``answer`` stores nothing, so the client
-    can fix its cause and retry with the same key (P9)."""
+    with one key, one commits (the key is unique per user and operation) and the others replay
+    it. Only a successful answer is stored: an error raised by ``answer`` stores nothing, so
+    the client can fix its cause and retry with the same key (P9)."""
     if once is not None:
         stored = await replay(session, once, now=now)
         if stored is not None:
@@ -107,6 +112,7 @@ async def answer_once(
     session.add(
         IdempotencyRecord(
             user_id=once.user_id,
+            scope=once.scope,
             key=once.key,
             request_hash=once.request_hash,
             status_code=200,

@@ -20,7 +20,7 @@ from dialscore.kit.pagination import LimitQuery, PageQuery, PageRequest
 
 router = APIRouter(prefix="/calls", tags=["calls"], route_class=StrictJsonRoute)
 
-# A key first used for a submission never replays here.
+# A key first used for a submission is another key here (P76).
 IDEMPOTENCY_SCOPE = "calls"
 
 
@@ -46,7 +46,7 @@ async def report_calls(
     if idempotency_key is not None:
         fingerprint = idempotency.request_hash(await request.json(), IDEMPOTENCY_SCOPE)
         ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
-        once = Once(principal.user_id, idempotency_key, fingerprint, ttl)
+        once = Once(principal.user_id, IDEMPOTENCY_SCOPE, idempotency_key, fingerprint, ttl)
 
     async def answer() -> dict[str, Any]:
         report = await service.record_calls(session, principal=principal, calls=body.calls, now=now)

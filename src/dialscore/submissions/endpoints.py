@@ -41,10 +41,10 @@ async def _submit(
     once = None
     if key is not None:
         ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
-        # Scoped to the operation: a key first used to score never replays as an enrichment.
+        # Scoped to the operation (P76): a key first used to score is another key here.
         scope = "contacts/score" if kind == "scoring" else "contacts/enrich"
         fingerprint = idempotency.request_hash(await request.json(), scope)
-        once = Once(principal.user_id, key, fingerprint, ttl)
+        once = Once(principal.user_id, scope, key, fingerprint, ttl)
 
     async def answer() -> dict[str, Any]:
         submission = await service.submit(
