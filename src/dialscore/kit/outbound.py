@@ -1,18 +1,21 @@
 """Outbound HTTP to user-given URLs, refusing private targets at every connection (D24).
 
-The address is resolved, every resolved address checked, and the connection made to the
-checked address itself (with the original Host and TLS server name), so a DNS answer that
-changes between the check and the connection cannot redirect the request."""
+A URL is normalised before it is stored and again before every call (P75). The address is
+resolved, every resolved address checked, and the connection made to the checked address
+itself (with the original Host and TLS server name), so a DNS answer that changes between the
+check and the connection cannot redirect the request."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
+import idna
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -78,8 +81,24 @@ class Target:
     path: str
 
 
-def parse_target(url: str, *, allow_private: bool) -> Target:
-    """The parts of a webhook URL; https only unless private targets are allowed."""
+MAX_URL = 2048
+DEFAULT_PORTS = {"https": 443, "http": 80}
+# C0 controls, DEL and C1 controls: a URL carrying one is a header injection or a mistake.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def normalise_url(url: str, *, allow_private: bool) -> str:
+    """The form of a webhook or callback URL that is stored, shown and called (P75): scheme
+    and host in lower case, the host in its ASCII (IDNA) form, no default port, the path and
+    query percent-encoded, no fragment. ``RefusedTarget`` says why a URL may not be used:
+    https only (unless private targets are allowed), no control characters, no user name or
+    password, a valid host name."""
+    control = _CONTROL.search(url)
+    if control is not None:
+        raise RefusedTarget(
+            f"url must not contain control characters (U+{ord(control[0]):04X} at position "
+            f"{control.start()})"
+        )
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -89,10 +108,51 @@ def parse_target(url: str, *, allow_private: bool) -> Target:
     allowed = ("https", "http") if allow_private else ("https",)
     if scheme not in allowed:
         raise RefusedTarget("url must use https")
-    if not parts.hostname:
+    if parts.username or parts.password:
+        raise RefusedTarget("url must not contain a user name or password")
+    host = _ascii_host(parts.hostname)
+    if port == 0:
+        raise RefusedTarget("url is not a valid URL: port 0")
+    shown_port = "" if port in (None, DEFAULT_PORTS[scheme]) else f":{port}"
+    query = f"?{parts.query}" if parts.query else ""
+    try:
+        # httpx sends the request: its percent-encoding of the path and query is what goes
+        # out, so it is what is stored.
+        normalised = str(httpx.URL(f"{scheme}://{host}{shown_port}{parts.path or '/'}{query}"))
+    except httpx.InvalidURL as exc:
+        raise RefusedTarget(f"url is not a valid URL: {exc}") from None
+    if len(normalised) > MAX_URL:
+        raise RefusedTarget(f"url is longer than {MAX_URL} characters once normalised")
+    return normalised
+
+
+def _ascii_host(hostname: str | None) -> str:
+    """A URL's host as it is written in a normalised URL: an IP address in its short form
+    (IPv6 in brackets), a name in its IDNA ASCII form."""
+    if not hostname:
         raise RefusedTarget("url must have a host")
-    path = urlunsplit(("", "", parts.path or "/", parts.query, ""))
-    return Target(scheme, parts.hostname, port or (443 if scheme == "https" else 80), path)
+    try:
+        address: IPAddress | None = ipaddress.ip_address(hostname)
+    except ValueError:
+        address = None
+    if isinstance(address, ipaddress.IPv6Address):
+        return f"[{address.compressed}]"
+    if address is not None:
+        return str(address)
+    try:
+        return idna.encode(hostname, uts46=True).decode("ascii")
+    except idna.IDNAError as exc:
+        raise RefusedTarget(f"url has an invalid host name ({exc})") from None
+
+
+def parse_target(url: str, *, allow_private: bool) -> Target:
+    """The parts of a webhook URL, normalised; https only unless private targets are
+    allowed."""
+    parts = urlsplit(normalise_url(url, allow_private=allow_private))
+    scheme = parts.scheme
+    assert parts.hostname is not None  # normalise_url refuses a URL without a host
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return Target(scheme, parts.hostname, parts.port or DEFAULT_PORTS[scheme], path)
 
 
 async def resolve_allowed(target: Target, *, allow_private: bool) -> str:
@@ -120,10 +180,13 @@ async def resolve_allowed(target: Target, *, allow_private: bool) -> str:
     return str(addresses[0])
 
 
-async def check_url(url: str, *, allow_private: bool) -> None:
+async def check_url(url: str, *, allow_private: bool) -> str:
+    """The normalised ``url`` once its host resolves only to addresses that may be called."""
+    normalised = normalise_url(url, allow_private=allow_private)
     await resolve_allowed(
-        parse_target(url, allow_private=allow_private), allow_private=allow_private
+        parse_target(normalised, allow_private=allow_private), allow_private=allow_private
     )
+    return normalised
 
 
 async def post(

@@ -16,11 +16,17 @@ from dialscore.accounts.schemas import Principal
 from dialscore.jobs import service as jobs
 from dialscore.jobs.schemas import Kind, NewContact, OpenedJob
 from dialscore.kit.errors import NotFound
-from dialscore.kit.outbound import RefusedTarget, parse_target, resolve_allowed
+from dialscore.kit.outbound import (
+    MAX_URL,
+    RefusedTarget,
+    normalise_url,
+    parse_target,
+    resolve_allowed,
+)
 from dialscore.submissions.rules import DUPLICATE, Rejected, prepare
 from dialscore.v1 import repository as repo
 from dialscore.v1.schemas import COMPANY_INFO_FIELDS
-from dialscore.webhooks.service import MAX_URL, secret_box
+from dialscore.webhooks.service import secret_box
 
 # D11: version 1 jobs; both score with lightning.
 JOB_TYPES: dict[Kind, str] = {"scoring": "scoring", "enrichment": "enrichment"}
@@ -64,17 +70,19 @@ def _flatten_company_info(element: dict[str, Any]) -> dict[str, Any] | str:
     return flat
 
 
-async def _callback_reason(
+async def _checked_callback(
     url: str, allow_private: bool, hosts: dict[tuple[str, int], str | None]
-) -> str | None:
-    """Why a callback URL is refused, by the rules of webhook URLs (D24); None if allowed.
-    ``hosts`` remembers each host's answer, so a request resolves a host once."""
+) -> tuple[str, str | None]:
+    """A callback URL normalised (P75), and why it is refused by the rules of webhook URLs
+    (D24), or None if allowed. ``hosts`` remembers each host's answer, so a request resolves
+    a host once."""
     if len(url) > MAX_URL:
-        return f"callbackUrl is longer than {MAX_URL} characters"
+        return url, f"callbackUrl is longer than {MAX_URL} characters"
     try:
-        target = parse_target(url, allow_private=allow_private)
+        normalised = normalise_url(url, allow_private=allow_private)
+        target = parse_target(normalised, allow_private=allow_private)
     except RefusedTarget as exc:
-        return f"callbackUrl is not allowed: {exc}"
+        return url, f"callbackUrl is not allowed: {exc}"
     host = (target.host, target.port)
     if host not in hosts:
         try:
@@ -82,7 +90,7 @@ async def _callback_reason(
             hosts[host] = None
         except RefusedTarget as exc:
             hosts[host] = f"callbackUrl is not allowed: {exc}"
-    return hosts[host]
+    return normalised, hosts[host]
 
 
 async def adapt(kind: Kind, elements: Sequence[Any], *, allow_private: bool) -> list[_Adapted]:
@@ -105,7 +113,7 @@ async def adapt(kind: Kind, elements: Sequence[Any], *, allow_private: bool) -> 
             continue
         url = url.strip() if url else None
         if url:
-            reason = await _callback_reason(url, allow_private, hosts)
+            url, reason = await _checked_callback(url, allow_private, hosts)
             if reason is not None:
                 adapted.append(_Adapted(element, reason=reason))
                 continue

@@ -95,7 +95,10 @@ EventTypes = Annotated[list[EventType], Field(min_length=1)]
 class SubscriptionCreate(BaseModel):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
     url: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)] = (
-        Field(description="https URL of a public host (D24)")
+        Field(
+            description="https URL of a public host (D24), without control characters, user "
+            "name or password; stored and answered in its normalised form (P75)"
+        )
     )
     eventTypes: EventTypes | None = Field(
         default=None, description="job.contact.scored and/or job.completed (or send 'events')"

@@ -24,7 +24,6 @@ from dialscore.webhooks.schemas import (
     SubscriptionCreate,
 )
 
-MAX_URL = 2048
 SECRET_PURPOSE = "webhook-secret"
 
 
@@ -40,9 +39,10 @@ async def create_subscription(
     server_secret: str,
     allow_private: bool,
 ) -> tuple[WebhookSubscription, str]:
-    """A new subscription and its signing secret (shown only now)."""
+    """A new subscription, with its URL normalised (P75), and its signing secret (shown only
+    now)."""
     try:
-        await check_url(request.url, allow_private=allow_private)
+        url = await check_url(request.url, allow_private=allow_private)
     except RefusedTarget as exc:
         raise BadRequest(f"url is not allowed: {exc}") from None
     secret = "whsec_" + secrets.token_urlsafe(32)
@@ -52,7 +52,7 @@ async def create_subscription(
         client_id=principal.client_id,
         user_id=principal.user_id,
         name=request.name,
-        url=request.url,
+        url=url,
         event_types=request.event_types,
         status=request.status,
         secret_ciphertext=secret_box(server_secret).seal(secret),
