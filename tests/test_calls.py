@@ -254,7 +254,7 @@ async def test_call_a_little_in_the_future_is_accepted(
         ),
         pytest.param(call(ivrPath="9" * 201), IVR_PATH_TOO_LONG, id="ivr-path-of-201"),
         pytest.param(call(ivrPath="1\n2"), IVR_PATH_UNPRINTABLE, id="ivr-path-newline"),
-        pytest.param(call(ivrPath="1\x002"), IVR_PATH_UNPRINTABLE, id="ivr-path-nul"),
+        pytest.param(call(ivrPath="1\x7f2"), IVR_PATH_UNPRINTABLE, id="ivr-path-delete"),
         pytest.param(call(ivrPath=["1", "2"]), "ivrPath must be a string", id="ivr-path-array"),
         pytest.param(call(calledAt="yesterday"), CALLED_AT_MALFORMED, id="called-at-text"),
         pytest.param(

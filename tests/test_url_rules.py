@@ -44,6 +44,7 @@ def test_the_stored_form(url: str, normalised: str) -> None:
         ("https://example.com/\x00", "control characters (U+0000 at position 20)"),
         ("https://example.com/\x7f", "control characters (U+007F at position 20)"),
         ("https://example.com/\x85", "control characters (U+0085 at position 20)"),
+        ("https://example.com/\udc00", "lone surrogates"),
         ("https://user:pass@example.com/x", "user name or password"),
         ("https://user@example.com/x", "user name or password"),
         ("https://:pass@example.com/x", "user name or password"),

@@ -21,11 +21,18 @@ from dialscore.kit.errors import Conflict
 from dialscore.models import IdempotencyRecord
 
 MAX_KEY_LENGTH = 255
+# Printable ASCII, not only spaces (P74).
+PRINTABLE_KEY = r"^[ -~]*[!-~][ -~]*$"
 
 
-def _not_blank(value: str | None) -> str | None:
-    if value is not None and not value.strip():
+def _usable_key(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not value.strip():
         raise ValueError("must not be blank")
+    # P74: header values arrive as Latin-1; a key is compared and stored as ASCII text.
+    if not all(" " <= char <= "~" for char in value):
+        raise ValueError("must contain only printable ASCII characters")
     return value
 
 
@@ -37,8 +44,11 @@ IdempotencyKey = Annotated[
         max_length=MAX_KEY_LENGTH,
         description="Repeat the same request with the same key within 24 hours to get the "
         "first answer back without anything being done again",
+        # A blank key, or one with other than printable ASCII, is refused (below): documented,
+        # not checked twice.
+        json_schema_extra={"pattern": PRINTABLE_KEY},
     ),
-    AfterValidator(_not_blank),
+    AfterValidator(_usable_key),
 ]
 
 
@@ -48,7 +58,9 @@ def request_hash(body: Any, scope: str) -> str:
     canonical = json.dumps(
         {"endpoint": scope, "body": body}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    # A body may hold lone surrogates that its records are rejected for (P74): they are
+    # hashed as they came, every other string as its UTF-8.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as repo
 from dialscore.accounts.schemas import ROLES, EffectivePlan, Principal
-from dialscore.kit.clock import new_id, utcnow
+from dialscore.kit.clock import canonical_uuid, new_id, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
 from dialscore.kit.errors import (
@@ -26,11 +26,14 @@ from dialscore.kit.errors import (
 )
 from dialscore.kit.pagination import PageRequest
 from dialscore.kit.security import InvalidToken, issue_api_key, read_api_key
+from dialscore.kit.text import text_problem
 from dialscore.models import ApiKey, Client, CreditLedgerEntry, Plan, User
 
 log = structlog.get_logger(__name__)
 
 MAX_LABEL_LENGTH = 200
+# The length of users.email.
+MAX_EMAIL_LENGTH = 320
 # A key's last use is written at most this often, so that authenticating rarely writes.
 KEY_USE_INTERVAL = timedelta(seconds=60)
 INTEGER_VALUES = ("per_second", "per_minute", "per_day", "webhook_rate")
@@ -244,8 +247,9 @@ async def create_user(session: AsyncSession, *, client_id: str, email: str, role
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     email = email.strip().lower()
-    if "@" not in email:
-        raise BadRequest("email must be an email address")
+    problem = email_problem(email)
+    if problem is not None:
+        raise BadRequest(problem)
     await _client(session, client_id)
     if await repo.get_user_by_email(session, email) is not None:
         raise ApiError(f"a user with email {email} already exists", 409)
@@ -258,8 +262,18 @@ async def create_user(session: AsyncSession, *, client_id: str, email: str, role
     return user
 
 
+def email_problem(email: str) -> str | None:
+    """Why ``email`` (trimmed, lower case) cannot be a user's email; None if it can."""
+    if "@" not in email:
+        return "email must be an email address"
+    if len(email) > MAX_EMAIL_LENGTH:
+        return f"email must have at most {MAX_EMAIL_LENGTH} characters"
+    problem = text_problem(email)
+    return None if problem is None else f"email {problem}"
+
+
 def check_label(label: str | None) -> str | None:
-    """A key's label, trimmed; 400 when it is blank or too long."""
+    """A key's label, trimmed; 400 when it is blank, too long or unstorable (P74)."""
     if label is None:
         return None
     label = label.strip()
@@ -267,7 +281,17 @@ def check_label(label: str | None) -> str | None:
         raise BadRequest("the label must not be blank")
     if len(label) > MAX_LABEL_LENGTH:
         raise BadRequest(f"the label must have at most {MAX_LABEL_LENGTH} characters")
+    problem = text_problem(label)
+    if problem is not None:
+        raise BadRequest(f"the label {problem}")
     return label
+
+
+async def _user(session: AsyncSession, user_id: str) -> User | None:
+    """The user of an id given from outside (a form, a path, the CLI); None for an id that is
+    not a UUID, which no user has."""
+    canonical = canonical_uuid(user_id)
+    return None if canonical is None else await repo.get_user(session, canonical)
 
 
 async def create_key(
@@ -278,7 +302,7 @@ async def create_key(
     expires_at: datetime | None = None,
     label: str | None = None,
 ) -> CreatedKey:
-    user = await repo.get_user(session, user_id)
+    user = await _user(session, user_id)
     if user is None:
         raise NotFound(f"no user with id {user_id}")
     now = utcnow()
@@ -305,7 +329,8 @@ async def create_key(
 
 async def revoke_key(session: AsyncSession, *, key_id: str, client_id: str | None = None) -> ApiKey:
     """Revokes a key (only one of ``client_id``'s, when given: another's is not found)."""
-    key = await repo.get_key(session, key_id)
+    canonical = canonical_uuid(key_id)
+    key = None if canonical is None else await repo.get_key(session, canonical)
     if key is None or (client_id is not None and key.client_id != client_id):
         raise NotFound(f"no API key with id {key_id}")
     if key.revoked_at is None:
@@ -401,7 +426,7 @@ async def list_users(session: AsyncSession, *, client_id: str) -> list[User]:
 
 async def client_user(session: AsyncSession, *, client_id: str, user_id: str) -> User:
     """One user of a client; another client's user is not found (D1)."""
-    user = await repo.get_user(session, user_id)
+    user = await _user(session, user_id)
     if user is None or user.client_id != client_id:
         raise NotFound(f"no user with id {user_id}")
     return user

@@ -15,6 +15,7 @@ from dialscore.calls.schemas import EARLIEST_CALL, FUTURE_TOLERANCE, MAX_IVR_PAT
 from dialscore.kit.clock import canonical_uuid
 from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
+from dialscore.kit.text import scrub, text_problem
 from dialscore.models import CallOutcome
 from dialscore.phones import analyse, country_or_default
 from dialscore.scoring.evidence import OUTCOMES
@@ -64,6 +65,9 @@ def _texts(raw: dict[str, Any]) -> dict[str, str]:
             value = str(value)
         if not isinstance(value, str):
             raise _Rejection(f"{name} must be a string")
+        problem = text_problem(value)
+        if problem is not None:
+            raise _Rejection(f"{name} {problem}")
         if value.strip():
             texts[name] = value.strip()
     return texts
@@ -134,9 +138,11 @@ def prepare_call(raw: Any, now: datetime) -> PreparedCall | str:
 
 
 def _rejected_record(raw: Any, reason: str) -> dict[str, Any]:
+    """A rejected call as the answer echoes it, with any character no text may hold shown as
+    U+FFFD (P74)."""
     if isinstance(raw, dict):
-        return {**raw, "rejectedReason": reason}
-    return {"input": raw, "rejectedReason": reason}
+        return {**scrub(raw), "rejectedReason": reason}
+    return {"input": scrub(raw), "rejectedReason": reason}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import secrets
 from typing import Annotated
 
@@ -25,6 +24,7 @@ from dialscore.dashboard.web import (
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import StateDep
 from dialscore.kit.errors import ApiError
+from dialscore.kit.security import same_secret
 from dialscore.signin import service as signin
 from dialscore.signin.schemas import SignedIn as NewSession
 
@@ -69,7 +69,7 @@ async def sign_in(
 ) -> Response:
     next_path = safe_next(next)
     cookie = request.cookies.get(SIGN_IN_COOKIE, "")
-    if not cookie or not hmac.compare_digest(cookie, form_token):
+    if not cookie or not same_secret(cookie, form_token):
         raise FormExpired()
     if not email.strip() or not password:
         return _sign_in_page(

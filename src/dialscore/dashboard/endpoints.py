@@ -14,6 +14,7 @@ from dialscore.dashboard.web import (
     FormExpired,
     PageNotFound,
     SignInRequired,
+    UnstorableForm,
     render,
     sign_in_url,
 )
@@ -30,6 +31,11 @@ async def _sign_in_required(request: Request, exc: Exception) -> RedirectRespons
 
 async def _form_expired(request: Request, exc: Exception) -> HTMLResponse:
     return render(request, "form_expired.html", status_code=403)
+
+
+async def _unstorable_form(request: Request, exc: Exception) -> HTMLResponse:
+    assert isinstance(exc, UnstorableForm)
+    return render(request, "unstorable_form.html", message=exc.message, status_code=400)
 
 
 def install(app: FastAPI) -> None:
@@ -56,3 +62,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(PageNotFound, _not_found)
     app.add_exception_handler(SignInRequired, _sign_in_required)
     app.add_exception_handler(FormExpired, _form_expired)
+    app.add_exception_handler(UnstorableForm, _unstorable_form)

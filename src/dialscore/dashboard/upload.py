@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
-import hmac
 import itertools
 import json
 import re
@@ -33,11 +32,10 @@ from dialscore.dashboard import upload_files as store
 from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
 from dialscore.dashboard.upload_files import Upload
 from dialscore.dashboard.web import (
-    CSRF_FIELD,
     PREFIX,
-    FormExpired,
     PageNotFound,
     SignedIn,
+    check_form,
     render,
 )
 from dialscore.jobs import service as jobs
@@ -75,9 +73,7 @@ def _limits(request: Request) -> dict[str, Any]:
 
 
 def _check_csrf(form: Any, user: WebUser) -> None:
-    sent = form.get(CSRF_FIELD)
-    if not isinstance(sent, str) or not hmac.compare_digest(sent, user.csrf_token):
-        raise FormExpired()
+    check_form(form, user.csrf_token)
 
 
 @router.post("/upload", response_class=HTMLResponse)

@@ -116,5 +116,8 @@ def require_waiting(upload: Upload) -> None:
 
 
 def file_name(raw: str) -> str:
-    name = PureWindowsPath(PurePosixPath(raw).name).name.strip()
+    """The job name a file's name gives: its last part, without characters a name cannot
+    show or store (controls, NUL: P74)."""
+    name = "".join(char for char in raw if char.isprintable())
+    name = PureWindowsPath(PurePosixPath(name).name).name.strip()
     return name[:MAX_JOB_NAME] or "contacts.csv"

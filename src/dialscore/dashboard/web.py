@@ -3,7 +3,6 @@ and the answers for a missing page or a form that must be sent again."""
 
 from __future__ import annotations
 
-import hmac
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,10 +11,13 @@ from urllib.parse import quote
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from starlette.datastructures import FormData
 
 from dialscore.config import Settings
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import get_state
+from dialscore.kit.security import same_secret
+from dialscore.kit.text import scrub, text_problem
 from dialscore.signin import service as signin
 from dialscore.signin.schemas import Policy, WebUser
 
@@ -52,6 +54,27 @@ class SignInRequired(Exception):
 
 class FormExpired(Exception):
     """A form that changes something came without its session's CSRF token."""
+
+
+class UnstorableForm(Exception):
+    """A form with a field that holds a character no stored text may hold (P74)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def check_form(form: FormData, csrf_token: str) -> None:
+    """Refuses a form that changes something without the session's CSRF token, or with a
+    field no page could store."""
+    sent = form.get(CSRF_FIELD)
+    if not isinstance(sent, str) or not same_secret(sent, csrf_token):
+        raise FormExpired()
+    for name, value in form.multi_items():
+        for text in (name, value) if isinstance(value, str) else (name,):
+            problem = text_problem(text)
+            if problem is not None:
+                raise UnstorableForm(f"The field “{scrub(name)}” {problem}.")
 
 
 def render(
@@ -113,11 +136,9 @@ async def admin(user: Annotated[WebUser, Depends(signed_in)]) -> WebUser:
 
 
 async def checked_form(request: Request, user: Annotated[WebUser, Depends(signed_in)]) -> WebUser:
-    """The signed-in user of a form that changes something, once its CSRF token is right."""
-    form = await request.form()
-    sent = form.get(CSRF_FIELD)
-    if not isinstance(sent, str) or not hmac.compare_digest(sent, user.csrf_token):
-        raise FormExpired()
+    """The signed-in user of a form that changes something, once its CSRF token is right and
+    its fields can be stored."""
+    check_form(await request.form(), user.csrf_token)
     return user
 
 

@@ -14,6 +14,7 @@ from dialscore.accounts.schemas import EffectivePlan
 from dialscore.kit.clock import isoformat
 from dialscore.kit.envelope import RejectionSummary, number
 from dialscore.kit.pagination import Pagination
+from dialscore.kit.text import STORABLE_NOT_BLANK, StorableText
 from dialscore.models import Contact, Job
 from dialscore.scoring.engine import PHONE_STATUSES
 from dialscore.scoring.numbers import PHONE_SLOTS, ParsedPhone
@@ -175,7 +176,11 @@ MAX_JOB_NAME = 200
 JobName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_JOB_NAME),
-    Field(description="The job's name; generated from its type and time when absent (D13)"),
+    StorableText,
+    Field(
+        description="The job's name; generated from its type and time when absent (D13)",
+        json_schema_extra={"pattern": STORABLE_NOT_BLANK},
+    ),
 ]
 
 PhoneStatus = Literal[PHONE_STATUSES]  # type: ignore[valid-type]

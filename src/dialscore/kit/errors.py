@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dialscore.kit.http import NotJson
+from dialscore.kit.text import SURROGATE_PROBLEM
 
 log = structlog.get_logger(__name__)
 
@@ -92,6 +93,10 @@ _MESSAGES: dict[str, str] = {
     "dict_type": "{field} must be a JSON object",
     "model_type": "{field} must be a JSON object",
     "model_attributes_type": "{field} must be a JSON object",
+    "int_parsing_size": "{field} must be an integer of at most 4300 digits",
+    "text_characters": "{field} {problem}",
+    # Pydantic's own refusal of a string with a lone surrogate (P74).
+    "string_unicode": "{field} " + SURROGATE_PROBLEM,
 }
 
 
@@ -101,7 +106,7 @@ def describe_validation(errors: Sequence[Mapping[str, Any]]) -> str:
         return "invalid request"
     error = errors[0]
     if isinstance(error.get("input"), NotJson):
-        return f"request body is not valid JSON: {error['input'].reason}"
+        return str(error["input"].message)
     loc = [str(part) for part in error.get("loc", ())]
     place = loc.pop(0) if loc and loc[0] in _PLACES else None
     if error.get("type") == "json_invalid":

@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 import httpx
 import idna
 
+from dialscore.kit.text import SURROGATE_PROBLEM, text_problem
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _REFUSED_NETWORKS: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = tuple(
@@ -99,6 +101,8 @@ def normalise_url(url: str, *, allow_private: bool) -> str:
             f"url must not contain control characters (U+{ord(control[0]):04X} at position "
             f"{control.start()})"
         )
+    if text_problem(url) is not None:
+        raise RefusedTarget(f"url {SURROGATE_PROBLEM}")
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -58,6 +58,14 @@ def read_api_key(secret: str, token: str) -> KeyClaims:
     return KeyClaims(user_id=claims["sub"], client_id=claims["cid"], key_id=claims["jti"])
 
 
+def same_secret(given: str, expected: str) -> bool:
+    """Whether a token a client sent is the expected one, in constant time, whatever
+    characters it holds (``hmac.compare_digest`` refuses non-ASCII strings)."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
 def sign_body(secret: str, body: bytes) -> str:
     digest = hmac.new(secret.encode(), body, hashlib.sha256).digest()
     return base64.b64encode(digest).decode()

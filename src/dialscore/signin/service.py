@@ -112,14 +112,16 @@ async def sign_in(
     """A new session for the user with this email and password, or why not. A refusal with a
     delay is to be answered only after that many seconds."""
     email = email.strip().lower()
-    keys = {
-        f"email:{email}": policy.failures_before_lock,
-        f"address:{address}": policy.failures_before_lock * policy.address_factor,
-    }
+    # An email no user can have (too long to store, say) is not looked up, nor counted by
+    # itself: it answers as an unknown email, counted against the address.
+    possible = accounts.email_problem(email) is None
+    keys = {f"address:{address}": policy.failures_before_lock * policy.address_factor}
+    if possible:
+        keys = {f"email:{email}": policy.failures_before_lock, **keys}
     throttled = await _throttle(session, keys, now, policy)
     if throttled is not None and throttled.message:
         return throttled
-    user = await repo.user_by_email(session, email)
+    user = await repo.user_by_email(session, email) if possible else None
     active = user is not None and user.deactivated_at is None
     if user is None or not password_matches(user.password_hash if active else None, password):
         for key in keys:

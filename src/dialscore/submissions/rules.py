@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, Kind, NewContact
+from dialscore.kit.text import scrub, text_problem, value_problem
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
 
 KNOWN_FIELDS = frozenset(CONTACT_INPUT_FIELDS)
@@ -40,11 +41,18 @@ def _split_fields(raw: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any], 
     fields: dict[str, str] = {}
     unmapped: dict[str, Any] = {}
     for key, value in raw.items():
+        problem = text_problem(key)
+        if problem is not None:
+            # P74: a field name is stored too (unknown fields are kept, D7).
+            return fields, unmapped, f"field names {problem}"
         if key == "unmappedFields":
             if value is None:
                 continue
             if not isinstance(value, dict):
                 return fields, unmapped, "unmappedFields must be an object"
+            problem = value_problem(value)
+            if problem is not None:
+                return fields, unmapped, f"unmappedFields {problem}"
             unmapped.update(value)
         elif key in KNOWN_FIELDS:
             if value is None:
@@ -54,8 +62,14 @@ def _split_fields(raw: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any], 
                 return fields, unmapped, f"{key} must be a string"
             if len(text) > MAX_FIELD_LENGTH:
                 return fields, unmapped, f"{key} is longer than {MAX_FIELD_LENGTH} characters"
+            problem = text_problem(text)
+            if problem is not None:
+                return fields, unmapped, f"{key} {problem}"
             fields[key] = text
         else:
+            problem = value_problem(value)
+            if problem is not None:
+                return fields, unmapped, f"{key} {problem}"
             unmapped[key] = value
     ordered = {name: fields[name] for name in CONTACT_INPUT_FIELDS if name in fields}
     return ordered, unmapped, None
@@ -102,13 +116,21 @@ def _reason(kind: Kind, fields: dict[str, str], phones: list[ParsedPhone]) -> st
     return None
 
 
+def rejected_record(raw: Any, reason: str) -> dict[str, Any]:
+    """A rejected record as the answer echoes it: its input, with any character no text may
+    hold shown as U+FFFD (P74), and its reason."""
+    if isinstance(raw, dict):
+        return {**scrub(raw), "rejectedReason": reason}
+    return {"input": scrub(raw), "rejectedReason": reason}
+
+
 def prepare(kind: Kind, contacts: list[Any]) -> list[NewContact | Rejected]:
     """Each submitted contact, in order, either prepared for a job or rejected with a reason."""
     seen: set[tuple[Any, ...]] = set()
     results: list[NewContact | Rejected] = []
     for raw in contacts:
         if not isinstance(raw, dict):
-            results.append(Rejected({"input": raw, "rejectedReason": NOT_AN_OBJECT}))
+            results.append(Rejected(rejected_record(raw, NOT_AN_OBJECT)))
             continue
         fields, unmapped, reason = _split_fields(raw)
         phones = parse_contact_phones(fields) if reason is None else []
@@ -119,7 +141,7 @@ def prepare(kind: Kind, contacts: list[Any]) -> list[NewContact | Rejected]:
                 reason = DUPLICATE
             seen.add(key)
         if reason is not None:
-            results.append(Rejected({**raw, "rejectedReason": reason}))
+            results.append(Rejected(rejected_record(raw, reason)))
         else:
             results.append(NewContact(fields, unmapped, phones))
     return results

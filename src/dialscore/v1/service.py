@@ -23,7 +23,7 @@ from dialscore.kit.outbound import (
     parse_target,
     resolve_allowed,
 )
-from dialscore.submissions.rules import DUPLICATE, Rejected, prepare
+from dialscore.submissions.rules import DUPLICATE, Rejected, prepare, rejected_record
 from dialscore.v1 import repository as repo
 from dialscore.v1.schemas import COMPANY_INFO_FIELDS
 from dialscore.webhooks.service import secret_box
@@ -158,7 +158,7 @@ async def submit(
     duplicates = 0
     for item, original in zip(adapted, contacts, strict=True):
         if item.reason is not None:
-            rejected.append({**original, "rejectedReason": item.reason})
+            rejected.append(rejected_record(original, item.reason))
             continue
         result = next(results)
         if isinstance(result, NewContact):
@@ -166,7 +166,7 @@ async def submit(
         elif isinstance(result, Rejected) and result.record["rejectedReason"] == DUPLICATE:
             duplicates += 1
         elif isinstance(original, dict):
-            rejected.append({**original, "rejectedReason": result.record["rejectedReason"]})
+            rejected.append(rejected_record(original, result.record["rejectedReason"]))
         else:
             rejected.append(result.record)
 

@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from dialscore.kit.clock import isoformat
 from dialscore.kit.pagination import Pagination
+from dialscore.kit.text import STORABLE_NOT_BLANK, StorableText
 from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 CONTACT_SCORED = "job.contact.scored"
@@ -93,7 +94,9 @@ EventTypes = Annotated[list[EventType], Field(min_length=1)]
 
 
 class SubscriptionCreate(BaseModel):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    name: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), StorableText
+    ] = Field(json_schema_extra={"pattern": STORABLE_NOT_BLANK})
     url: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)] = (
         Field(
             description="https URL of a public host (D24), without control characters, user "
