@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 from sqlalchemy import text
 
@@ -21,12 +22,18 @@ from dialscore.config import Settings
 from dialscore.dashboard.endpoints import install as install_dashboard
 from dialscore.enrichment.service import check_source_names
 from dialscore.jobs.endpoints import router as jobs_router
+from dialscore.jobs.events import document_events
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState, StateDep
-from dialscore.kit.errors import ErrorBody, install_error_handlers
+from dialscore.kit.errors import install_error_handlers
 from dialscore.kit.http import BodySizeLimit
 from dialscore.kit.logging import configure_logging
-from dialscore.kit.openapi import document_middleware_headers
+from dialscore.kit.openapi import (
+    document_middleware_headers,
+    error_responses,
+    operation_id,
+    restore_examples,
+)
 from dialscore.kit.wakers import Wakers
 from dialscore.ratelimit.endpoints import router as quota_router
 from dialscore.ratelimit.middleware import RateLimitMiddleware
@@ -41,24 +48,49 @@ V2_PREFIX = "/api/public/v2"
 V1_PREFIX = "/api"
 
 
+DESCRIPTION = """\
+Rates how reachable a sales contact is by phone, and finds more numbers for a contact.
+
+Submit contacts (`POST /api/public/v2/contacts/score` or `/enrich`); the answer carries a job
+id at once. Each contact, once scored, is sent to your webhook subscriptions as a
+`job.contact.scored` event, and the job's end as `job.completed` (see *webhooks*); or poll
+`GET /api/public/v2/jobs/{jobId}` and read `GET /api/public/v2/jobs/{jobId}/contacts`.
+
+Every call needs `Authorization: Bearer <API key>`. Version 2 answers are `{data: …}`
+(submissions add `credits` and `error`); a failure is `{error: "what to fix"}`. Three request
+rate tiers apply (per second, minute, day): every answer under `/api` carries the
+`X-RateLimit-*` headers, and a used-up tier answers 429 with `Retry-After`.
+"""
+
+
 class Health(BaseModel):
-    status: str = "ok"
+    status: Literal["ok"] = "ok"
 
 
 def _health_router() -> APIRouter:
     router = APIRouter(tags=["health"])
 
-    @router.get("/healthz", response_model=Health, summary="The process is up")
+    @router.get(
+        "/healthz",
+        response_model=Health,
+        responses=error_responses(500, example={"status": "ok"}),
+        summary="The process is up",
+    )
     async def healthz() -> Health:
+        """Answers as long as the process serves requests; checks nothing else."""
         return Health()
 
     @router.get(
         "/readyz",
         response_model=Health,
-        responses={503: {"model": ErrorBody, "description": "The database cannot be reached"}},
+        responses=error_responses(
+            500, 503, example={"status": "ok"}, e503="The database cannot be reached"
+        ),
         summary="The database is reachable",
     )
     async def readyz(state: StateDep) -> Health | JSONResponse:
+        """Answers 200 once the database answers a query, 503 with the reason while it
+        does not: what a load balancer should route by."""
         try:
             async with state.db.read() as session:
                 await session.execute(text("SELECT 1"))
@@ -108,14 +140,19 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
                 await limiter.close()
             await db.dispose()
 
-    app = FastAPI(
+    # Swagger UI (/docs) and Redoc (/redoc) from assets served by the service itself, so the
+    # reference works with no internet.
+    app = FastAPIOffline(
         title="dialscore",
         version=__version__,
         summary="Contact scoring and enrichment service",
+        description=DESCRIPTION,
         lifespan=lifespan,
         # Bodies are JSON (D7) whether or not the client says so.
         strict_content_type=False,
+        generate_unique_id_function=operation_id,
     )
+    document_events(app.webhooks)
     install_error_handlers(app)
     app.include_router(_health_router())
     v2 = APIRouter(prefix=V2_PREFIX)
@@ -141,8 +178,15 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(
-                title=app.title, version=app.version, summary=app.summary, routes=app.routes
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                description=app.description,
+                routes=app.routes,
+                webhooks=app.webhooks.routes,
             )
+            restore_examples(schema, app.routes, "paths")
+            restore_examples(schema, app.webhooks.routes, "webhooks")
             app.openapi_schema = document_middleware_headers(schema)
         return app.openapi_schema
 

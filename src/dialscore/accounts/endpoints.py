@@ -19,10 +19,12 @@ router = APIRouter(prefix="/account", tags=["account"])
 @router.get(
     "/credits",
     response_model=CreditsResponse,
-    responses=api_responses(),
+    responses=api_responses(example={"data": {"credits": 998.9}}),
     summary="Current credit balance",
 )
 async def get_credits(principal: CurrentPrincipal, session: ReadSession) -> dict[str, Any]:
+    """The client's balance, shared by all its users: what submissions are charged from
+    (D9), exact to 1/10,000 of a credit (P15)."""
     balance = await service.current_balance(session, principal.client_id)
     return {"data": {"credits": number(balance)}}
 
@@ -30,9 +32,23 @@ async def get_credits(principal: CurrentPrincipal, session: ReadSession) -> dict
 @router.get(
     "/features",
     response_model=FeaturesResponse,
-    responses=api_responses(),
+    responses=api_responses(
+        example={
+            "data": {
+                "apiAccess": True,
+                "features": {
+                    "lightningScoring": True,
+                    "coreScoring": False,
+                    "enrichmentWithLightning": True,
+                    "enrichmentWithCore": False,
+                },
+            }
+        }
+    ),
     summary="Features of the plan",
 )
 async def get_features(principal: CurrentPrincipal) -> dict[str, Any]:
+    """What the client's plan allows (D3): `core` scoring, enrichment with each scoring
+    type. A submission asking for a feature the plan lacks answers 403."""
     plan = principal.plan
     return {"data": {"apiAccess": plan.api_access, "features": plan.features()}}

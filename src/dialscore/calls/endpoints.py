@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Request, Response
 
 from dialscore import idempotency
 from dialscore.accounts.dependencies import CurrentPrincipal
-from dialscore.calls import service
+from dialscore.calls import examples, service
 from dialscore.calls.schemas import CallsListResponse, CallsRequest, CallsResponse, present_call
 from dialscore.idempotency import IdempotencyKey, Once
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
 from dialscore.kit.http import StrictJsonRoute
-from dialscore.kit.openapi import api_responses
+from dialscore.kit.openapi import api_responses, request_example
 from dialscore.kit.pagination import LimitQuery, PageQuery, PageRequest
 
 router = APIRouter(prefix="/calls", tags=["calls"], route_class=StrictJsonRoute)
@@ -28,8 +28,13 @@ IDEMPOTENCY_SCOPE = "calls"
     "",
     response_model=CallsResponse,
     responses=api_responses(
-        400, 409, 413, e409="The Idempotency-Key was used with another request"
+        400,
+        409,
+        413,
+        example=examples.REPORT_ANSWER,
+        e409="The Idempotency-Key was used with another request",
     ),
+    openapi_extra=request_example(examples.REPORT_REQUEST),
     summary="Report the outcomes of up to 1000 calls",
 )
 async def report_calls(
@@ -41,6 +46,9 @@ async def report_calls(
     state: StateDep,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
+    """What happened when your dialer called numbers: the evidence later scores of those
+    numbers weigh (docs/scoring.md). Free of charge. Each call is checked alone: a bad one is
+    rejected with its reason, the others are kept (P32)."""
     now = utcnow()
     once = None
     if idempotency_key is not None:
@@ -67,7 +75,7 @@ async def report_calls(
 @router.get(
     "",
     response_model=CallsListResponse,
-    responses=api_responses(400),
+    responses=api_responses(400, example=examples.LIST_ANSWER),
     summary="List the calls the client reported to one number, newest first",
 )
 async def list_calls(
@@ -82,6 +90,7 @@ async def list_calls(
     page: PageQuery = 1,
     limit: LimitQuery = 100,
 ) -> dict[str, Any]:
+    """The calls any user of the client reported to the number, a page at a time."""
     request = PageRequest(page, limit)
     calls, total = await service.list_calls(
         session, principal, number=number, country=country, page=request

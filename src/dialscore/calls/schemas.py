@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SkipValidation
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from dialscore.kit.clock import isoformat
-from dialscore.kit.envelope import NotNull, RejectionSummary
+from dialscore.kit.envelope import (
+    NotNull,
+    RejectedRecord,
+    RejectionSummary,
+    Timestamp,
+    Uuid,
+    echoed,
+    elements_of,
+)
 from dialscore.kit.pagination import Pagination
 from dialscore.models import CallOutcome
 from dialscore.scoring.evidence import OUTCOMES
@@ -45,14 +53,14 @@ class CallInput(BaseModel):
     outcome: str = Field(
         description="What happened (case-insensitive)", json_schema_extra={"enum": list(OUTCOMES)}
     )
-    contactId: str | None = Field(
-        default=None, description="A contact of the caller's client the call was for (UUID)"
+    contactId: Uuid | None = Field(
+        default=None, description="A contact of the caller's client the call was for"
     )
     ivrPath: str | None = Field(
         default=None,
         description=f"Keys pressed to reach the person, at most {MAX_IVR_PATH_LENGTH} characters",
     )
-    calledAt: str | None = Field(
+    calledAt: Timestamp | None = Field(
         default=None,
         description="ISO 8601 date-time with a time zone; default the time of the request",
     )
@@ -64,7 +72,7 @@ class CallsRequest(BaseModel):
     but not validated as such here."""
 
     calls: Annotated[list[SkipValidation[CallInput]], NotNull] = Field(
-        min_length=1, max_length=MAX_CALLS
+        min_length=1, max_length=MAX_CALLS, json_schema_extra=elements_of(CallInput)
     )
 
 
@@ -73,19 +81,32 @@ class CallsData(BaseModel):
     acceptedRecordCount: int
 
 
+class RejectedCall(RejectedRecord):
+    model_config = ConfigDict(json_schema_extra=echoed(CallInput, "call"))
+
+
+class CallRejections(RejectionSummary[RejectedCall]):
+    """The calls a report rejected, each as sent with its reason (P32)."""
+
+
 class CallsResponse(BaseModel):
     data: CallsData
-    error: RejectionSummary | None
+    error: CallRejections | None
+
+
+Outcome = Literal[OUTCOMES]  # type: ignore[valid-type]
 
 
 class CallOut(BaseModel):
-    id: str
+    id: str = Field(
+        description="The call's number in the service", json_schema_extra={"pattern": "^[0-9]+$"}
+    )
     number: str = Field(description="E.164")
-    contactId: str | None
-    outcome: str
+    contactId: Uuid | None
+    outcome: Outcome
     ivrPath: str | None
-    calledAt: str
-    createdAt: str
+    calledAt: Timestamp
+    createdAt: Timestamp
 
 
 class CallsListData(BaseModel):

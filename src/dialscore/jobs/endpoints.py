@@ -8,22 +8,22 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, TypeAdapter
 
 from dialscore.accounts.dependencies import CurrentPrincipal
-from dialscore.jobs import service
+from dialscore.jobs import examples, service
+from dialscore.jobs.accepted import ScoringResponse, present_accepted
 from dialscore.jobs.schemas import (
     ContactsResponse,
     JobName,
     JobResponse,
     JobsResponse,
-    ScoringResponse,
     SourceQuery,
-    present_accepted,
     present_contact,
     present_job,
 )
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
+from dialscore.kit.envelope import Uuid
 from dialscore.kit.http import StrictJsonRoute
-from dialscore.kit.openapi import api_responses
+from dialscore.kit.openapi import api_responses, request_example
 from dialscore.kit.pagination import LimitQuery, PageQuery, PageRequest
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=StrictJsonRoute)
@@ -32,7 +32,7 @@ router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=StrictJsonRoute)
 @router.get(
     "",
     response_model=JobsResponse,
-    responses=api_responses(400),
+    responses=api_responses(400, example=examples.JOBS_ANSWER),
     summary="List the user's jobs, newest first",
 )
 async def list_jobs(
@@ -42,6 +42,8 @@ async def list_jobs(
     limit: LimitQuery = 100,
     source: SourceQuery = "all",
 ) -> dict[str, Any]:
+    """The jobs of the key's user, from the API (`api`), the web app (`app`) or both
+    (`all`), a page at a time (D14)."""
     request = PageRequest(page, limit)
     jobs, total = await service.list_jobs(session, principal, source=source, page=request)
     page_of_jobs = {"jobs": [present_job(j) for j in jobs], "pagination": request.describe(total)}
@@ -51,10 +53,13 @@ async def list_jobs(
 @router.get(
     "/{jobId}",
     response_model=JobResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.JOB_ANSWER),
     summary="Read one job",
 )
-async def get_job(jobId: str, principal: CurrentPrincipal, session: ReadSession) -> dict[str, Any]:
+async def get_job(jobId: Uuid, principal: CurrentPrincipal, session: ReadSession) -> dict[str, Any]:
+    """A job of the key's user: its status (`Init`, `Processing`, then `Finalized` or
+    `Not Enriched`, D12) and its counts. Poll it until the status is terminal, or listen
+    for `job.completed`. Another user's job answers 404 (D1)."""
     return {"data": present_job(await service.job_of(session, principal, jobId))}
 
 
@@ -67,16 +72,19 @@ _PAGE_JSON = TypeAdapter(dict[str, Any])
 @router.get(
     "/{jobId}/contacts",
     response_model=ContactsResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.CONTACTS_ANSWER),
     summary="Read the contacts of a job",
 )
 async def get_job_contacts(
-    jobId: str,
+    jobId: Uuid,
     principal: CurrentPrincipal,
     session: ReadSession,
     page: PageQuery = 1,
     limit: LimitQuery = 100,
 ) -> Response:
+    """The accepted contacts of a job, in the order submitted, with their phones scored
+    as far as the job has got (a contact not scored yet is `Uncontacted`). The same contact
+    shape as the `job.contact.scored` event: use it to backfill a missed delivery."""
     request = PageRequest(page, limit)
     contacts, total = await service.job_contacts(session, principal, jobId, request)
     body = {
@@ -95,16 +103,22 @@ class RescoreRequest(BaseModel):
 @router.post(
     "/{jobId}/rescore",
     response_model=ScoringResponse,
-    responses=api_responses(400, 402, 404, 409, 413, e409="The job has not finished"),
+    responses=api_responses(
+        400, 402, 404, 409, 413, example=examples.RESCORE_ANSWER, e409="The job has not finished"
+    ),
+    openapi_extra=request_example(examples.RESCORE_REQUEST),
     summary="Score a finished job's contacts again with today's evidence, as a new job",
 )
 async def rescore_job(
-    jobId: str,
+    jobId: Uuid,
     principal: CurrentPrincipal,
     session: WriteSession,
     state: StateDep,
     body: Annotated[RescoreRequest | None, Body()] = None,
 ) -> dict[str, Any]:
+    """Opens a `rescoring` job with the scored contacts of a finished job, numbers found by
+    enrichment included, so that call outcomes reported since are taken into account (P33).
+    Charged like a scoring submission; the body is optional."""
     opened = await service.rescore(
         session,
         principal=principal,

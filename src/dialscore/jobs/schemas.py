@@ -8,11 +8,11 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+from typing_extensions import TypeAliasType
 
-from dialscore.accounts.schemas import EffectivePlan
 from dialscore.kit.clock import isoformat
-from dialscore.kit.envelope import RejectionSummary, number
+from dialscore.kit.envelope import Timestamp, Uuid
 from dialscore.kit.pagination import Pagination
 from dialscore.kit.text import STORABLE_NOT_BLANK, StorableText
 from dialscore.models import Contact, Job
@@ -183,33 +183,55 @@ JobName = Annotated[
     ),
 ]
 
-PhoneStatus = Literal[PHONE_STATUSES]  # type: ignore[valid-type]
-Region = Literal["US", "EMEA", "APAC"]
-LeadStatus = Literal["P1", "P2", "P3", "Needs Attention", "No Numbers Found", "Uncontacted"]
+# Named, so that the document has one schema of each (a generated client one enum of each).
+PhoneStatus = TypeAliasType("PhoneStatus", Literal[PHONE_STATUSES])  # type: ignore[valid-type]
+Region = TypeAliasType("Region", Literal["US", "EMEA", "APAC"])
+LeadStatus = TypeAliasType(
+    "LeadStatus",
+    Literal["P1", "P2", "P3", "Needs Attention", "No Numbers Found", "Uncontacted"],
+)
+JobStatus = TypeAliasType("JobStatus", Literal["Init", "Processing", "Finalized", "Not Enriched"])
+JobType = TypeAliasType("JobType", Literal[JOB_TYPES])  # type: ignore[valid-type]
+ScoringType = TypeAliasType("ScoringType", Literal["lightning", "core"])
+# The type of a phone entry: one of P8's four, or the label of a number enrichment found (D19).
+PhoneType = TypeAliasType(
+    "PhoneType",
+    Annotated[
+        str,
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "string", "enum": ["mobile", "direct", "hq", "other"]},
+                    {"type": "string", "pattern": "^Service Enriched Phone [1-9][0-9]*$"},
+                ]
+            }
+        ),
+    ],
+)
 
 
 class JobOut(BaseModel):
-    id: str
-    clientId: str
-    userId: str
-    status: Literal["Init", "Processing", "Finalized", "Not Enriched"]
-    createdAt: str
+    id: Uuid
+    clientId: Uuid
+    userId: Uuid
+    status: JobStatus = Field(description="Init, then Processing, then a terminal state (D12)")
+    createdAt: Timestamp
     jobSource: Literal["api", "app"]
-    jobType: Literal[JOB_TYPES]  # type: ignore[valid-type]
+    jobType: JobType
     name: str
-    scoringType: Literal["lightning", "core"] = Field(description="Extension (P12)")
+    scoringType: ScoringType = Field(description="Extension (P12)")
     totalRecordCount: int = Field(description="Extension: contacts submitted")
     acceptedRecordCount: int = Field(description="Extension: contacts accepted into the job")
     processedCount: int = Field(description="Extension: contacts processed so far")
-    modifiedAt: str = Field(description="Extension: time of the last change")
+    modifiedAt: Timestamp = Field(description="Extension: time of the last change")
 
 
 class PhoneEntry(BaseModel):
     number: str | None = Field(description="E.164 when valid, else the number as submitted")
     status: PhoneStatus | None = Field(description="Null until scored")
-    type: str | None = Field(
+    type: PhoneType | None = Field(
         description="mobile, direct, hq, other, or Service Enriched Phone N for a number "
-        "enrichment found"
+        "enrichment found; null for an invalid number given without a type"
     )
     country: str | None = Field(description="ISO alpha-2 country of the number")
     region: Region | None
@@ -238,10 +260,10 @@ class ContactOut(BaseModel):
     """A contact as returned and sent in ``job.contact.scored``: every field of the Contact
     resource, null when unknown (P13)."""
 
-    id: str
-    userId: str
-    jobId: str
-    clientId: str
+    id: Uuid
+    userId: Uuid
+    jobId: Uuid
+    clientId: Uuid
     firstName: str | None
     lastName: str | None
     email: str | None
@@ -286,27 +308,27 @@ class ContactOut(BaseModel):
     bestPhone: BestPhone | None
     phone: str | None = Field(description=_DEPRECATED)
     phoneStatus: PhoneStatus | None = Field(description=_DEPRECATED)
-    phoneType: str | None = Field(description=_DEPRECATED)
+    phoneType: PhoneType | None = Field(description=_DEPRECATED)
     phoneCountry: str | None = Field(description=_DEPRECATED)
     phoneRegion: Region | None = Field(description=_DEPRECATED)
     phone2: str | None = Field(description=_DEPRECATED)
     phone2Status: PhoneStatus | None = Field(description=_DEPRECATED)
-    phone2Type: str | None = Field(description=_DEPRECATED)
+    phone2Type: PhoneType | None = Field(description=_DEPRECATED)
     phone2Country: str | None = Field(description=_DEPRECATED)
     phone2Region: Region | None = Field(description=_DEPRECATED)
     phone3: str | None = Field(description=_DEPRECATED)
     phone3Status: PhoneStatus | None = Field(description=_DEPRECATED)
-    phone3Type: str | None = Field(description=_DEPRECATED)
+    phone3Type: PhoneType | None = Field(description=_DEPRECATED)
     phone3Country: str | None = Field(description=_DEPRECATED)
     phone3Region: Region | None = Field(description=_DEPRECATED)
     phone4: str | None = Field(description=_DEPRECATED)
     phone4Status: PhoneStatus | None = Field(description=_DEPRECATED)
-    phone4Type: str | None = Field(description=_DEPRECATED)
+    phone4Type: PhoneType | None = Field(description=_DEPRECATED)
     phone4Country: str | None = Field(description=_DEPRECATED)
     phone4Region: Region | None = Field(description=_DEPRECATED)
     phone5: str | None = Field(description=_DEPRECATED)
     phone5Status: PhoneStatus | None = Field(description=_DEPRECATED)
-    phone5Type: str | None = Field(description=_DEPRECATED)
+    phone5Type: PhoneType | None = Field(description=_DEPRECATED)
     phone5Country: str | None = Field(description=_DEPRECATED)
     phone5Region: Region | None = Field(description=_DEPRECATED)
     leadStatus: LeadStatus
@@ -317,8 +339,8 @@ class ContactOut(BaseModel):
         description="Extension: why enrichment rejected the contact (P13)"
     )
     unmappedFields: dict[str, Any]
-    createdAt: str
-    updatedAt: str
+    createdAt: Timestamp
+    updatedAt: Timestamp
 
 
 class JobsPage(BaseModel):
@@ -341,71 +363,6 @@ class ContactsPage(BaseModel):
 
 class ContactsResponse(BaseModel):
     data: ContactsPage
-
-
-# -- the answer to a submission or a rescoring: the job opened and what it cost ----------------
-
-
-class SubmissionData(BaseModel):
-    totalRecordCount: int
-    acceptedRecordCount: int
-    jobId: str | None = Field(description="Null when no record was accepted (P1)")
-
-
-class ScoringCredits(BaseModel):
-    creditsCharged: float
-    creditsRemaining: float
-    costPerPhone: float
-    phoneCount: int
-
-
-class EnrichmentCredits(BaseModel):
-    creditsCharged: float
-    creditsRemaining: float
-    costPerContact: float
-    contactCount: int
-
-
-class ScoringResponse(BaseModel):
-    data: SubmissionData
-    credits: ScoringCredits
-    error: RejectionSummary | None
-
-
-class EnrichmentResponse(BaseModel):
-    data: SubmissionData
-    credits: EnrichmentCredits
-    error: RejectionSummary | None
-
-
-def present_accepted(
-    kind: Kind,
-    plan: EffectivePlan,
-    opened: OpenedJob,
-    *,
-    total: int,
-    accepted: int,
-    rejected: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """The answer to a submission or a rescoring, in the shape of ``ScoringResponse`` or
-    ``EnrichmentResponse``."""
-    credits: dict[str, Any] = {
-        "creditsCharged": number(opened.charged),
-        "creditsRemaining": number(opened.remaining),
-    }
-    if kind == "scoring":
-        credits.update(costPerPhone=number(plan.cost_per_phone), phoneCount=opened.units)
-    else:
-        credits.update(costPerContact=number(plan.cost_per_contact), contactCount=opened.units)
-    return {
-        "data": {
-            "totalRecordCount": total,
-            "acceptedRecordCount": accepted,
-            "jobId": opened.job_id,
-        },
-        "credits": credits,
-        "error": {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None,
-    }
 
 
 # -- presenters ---------------------------------------------------------------------------------

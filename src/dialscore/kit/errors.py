@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dialscore.kit.http import NotJson
@@ -27,8 +27,8 @@ class RateLimitedBody(BaseModel):
 
     error: str
     message: str
-    tier: str
-    retryAfter: float
+    tier: Literal["second", "minute", "day"] = Field(description="The exceeded tier")
+    retryAfter: float = Field(ge=0, description="Seconds until that tier resets")
 
 
 class ApiError(Exception):

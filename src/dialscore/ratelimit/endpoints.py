@@ -18,10 +18,21 @@ router = APIRouter(prefix="/api/public", tags=["rate limits"])
 @router.get(
     "/quota",
     response_model=QuotaResponse,
-    responses=api_responses(),
+    responses=api_responses(
+        example={
+            "data": {
+                "second": {"limit": 10, "remaining": 10, "reset": 1748961001},
+                "minute": {"limit": 600, "remaining": 587, "reset": 1748961060},
+                "day": {"limit": 25000, "remaining": 24112, "reset": 1749000000},
+            }
+        }
+    ),
     summary="The caller's request rate limits; this call consumes nothing",
 )
 async def get_quota(principal: CurrentPrincipal, request: Request) -> dict[str, Any]:
+    """The client's three request tiers: limit, what is left and when each window resets
+    (Unix seconds). The call counts against none of them and is answered even while a tier
+    is used up (P25)."""
     decision: Decision | None = getattr(request.state, "rate_limit", None)
     if decision is None:  # the limiter is switched off: nothing is counted
         decision = unconsumed(plan_limits(principal.plan))

@@ -12,19 +12,20 @@ from dialscore import idempotency
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.accounts.schemas import Principal
 from dialscore.idempotency import IdempotencyKey, Once
-from dialscore.jobs.schemas import EnrichmentResponse, Kind, ScoringResponse, present_accepted
+from dialscore.jobs import examples
+from dialscore.jobs.accepted import EnrichmentResponse, ScoringResponse, present_accepted
+from dialscore.jobs.schemas import Kind
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import AppState, StateDep, WriteSession
 from dialscore.kit.http import StrictJsonRoute
-from dialscore.kit.openapi import api_responses
+from dialscore.kit.openapi import api_responses, request_example
 from dialscore.submissions import service
 from dialscore.submissions.schemas import SubmissionRequest
 
 router = APIRouter(prefix="/contacts", tags=["contacts"], route_class=StrictJsonRoute)
 
-_RESPONSES = api_responses(
-    400, 402, 409, 413, e409="The Idempotency-Key was used with another request"
-)
+_ERRORS = (400, 402, 409, 413)
+_E409 = "The Idempotency-Key was used with another request"
 
 
 async def _submit(
@@ -76,7 +77,8 @@ async def _submit(
 @router.post(
     "/score",
     response_model=ScoringResponse,
-    responses=_RESPONSES,
+    responses=api_responses(*_ERRORS, example=examples.SCORE_ANSWER, e409=_E409),
+    openapi_extra=request_example(examples.SCORE_REQUEST),
     summary="Submit up to 1000 contacts for scoring",
 )
 async def score_contacts(
@@ -88,6 +90,12 @@ async def score_contacts(
     state: StateDep,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
+    """Opens a scoring job with the contacts that pass the rules and charges
+    `costPerPhone` for each valid, distinct number among them (D9). The answer comes at once,
+    with the job's id and what was rejected, each record as sent with its reason; the scores
+    come later, one `job.contact.scored` event per contact, or from
+    `GET /jobs/{jobId}/contacts`. `lightning` (the default) or `core` scoring (D8). Repeat
+    the request with the same `Idempotency-Key` to get the first answer back (D10)."""
     return await _submit(
         "scoring", body, request, response, principal, session, state, idempotency_key
     )
@@ -96,7 +104,8 @@ async def score_contacts(
 @router.post(
     "/enrich",
     response_model=EnrichmentResponse,
-    responses=_RESPONSES,
+    responses=api_responses(*_ERRORS, example=examples.ENRICH_ANSWER, e409=_E409),
+    openapi_extra=request_example(examples.ENRICH_REQUEST),
     summary="Submit up to 1000 contacts for enrichment",
 )
 async def enrich_contacts(
@@ -108,6 +117,11 @@ async def enrich_contacts(
     state: StateDep,
     idempotency_key: IdempotencyKey = None,
 ) -> dict[str, Any]:
+    """Opens an enrichment job: each accepted contact is looked up for further data and
+    phone numbers, which are then scored with its own (`enrich_and_score`, or
+    `enrich_and_core` with `scoringType` `core`). Charges `costPerContact` per accepted
+    contact (D9). A contact needs a company, a LinkedIn URL or a company LinkedIn URL, and a
+    name, LinkedIn URL or email (D6). Results arrive like scoring's."""
     return await _submit(
         "enrichment", body, request, response, principal, session, state, idempotency_key
     )

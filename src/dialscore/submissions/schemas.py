@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, Field, SkipValidation
 
-from dialscore.jobs.schemas import ContactInput, JobName
-from dialscore.kit.envelope import NotNull
+from dialscore.jobs.schemas import ContactInput, JobName, ScoringType
+from dialscore.kit.envelope import NotNull, elements_of
 
 MAX_CONTACTS = 1000
 
@@ -19,9 +19,9 @@ class SubmissionRequest(BaseModel):
     but not validated as such here."""
 
     contacts: Annotated[list[SkipValidation[ContactInput]], NotNull] = Field(
-        min_length=1, max_length=MAX_CONTACTS
+        min_length=1, max_length=MAX_CONTACTS, json_schema_extra=elements_of(ContactInput)
     )
-    scoringType: Literal["lightning", "core"] | None = Field(
+    scoringType: ScoringType | None = Field(
         default=None, description="lightning (the default) or core (D8)"
     )
     name: JobName | None = None

@@ -6,13 +6,16 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
-from dialscore.jobs.schemas import (
-    ContactInput,
-    EnrichmentCredits,
-    JobName,
-    ScoringCredits,
+from dialscore.jobs.accepted import EnrichmentCredits, ScoringCredits
+from dialscore.jobs.schemas import ContactInput, JobName
+from dialscore.kit.envelope import (
+    NotNull,
+    RejectedRecord,
+    RejectionSummary,
+    Uuid,
+    echoed,
+    elements_of,
 )
-from dialscore.kit.envelope import NotNull, RejectionSummary
 from dialscore.submissions.schemas import MAX_CONTACTS
 
 # Company fields an enrichment contact may nest under ``companyInfo``; each is the flat
@@ -88,39 +91,48 @@ class V1EnrichContactInput(V1ContactInput):
 # elements are documented, not validated, here.
 class V1ScoreRequest(BaseModel):
     contacts: Annotated[list[SkipValidation[V1ContactInput]], NotNull] = Field(
-        min_length=1, max_length=MAX_CONTACTS
+        min_length=1, max_length=MAX_CONTACTS, json_schema_extra=elements_of(V1ContactInput)
     )
     name: JobName | None = None
 
 
 class V1EnrichRequest(BaseModel):
     contacts: Annotated[list[SkipValidation[V1EnrichContactInput]], NotNull] = Field(
-        min_length=1, max_length=MAX_CONTACTS
+        min_length=1, max_length=MAX_CONTACTS, json_schema_extra=elements_of(V1EnrichContactInput)
     )
     name: JobName | None = None
+
+
+class RejectedV1Contact(RejectedRecord):
+    model_config = ConfigDict(json_schema_extra=echoed(V1EnrichContactInput, "contact"))
+
+
+class V1ContactRejections(RejectionSummary[RejectedV1Contact]):
+    """The contacts a version 1 submission rejected, each as sent (nested ``companyInfo``
+    included) with its reason; repeats are counted in ``duplicateCount`` instead (P42)."""
 
 
 class V1ScoreData(BaseModel):
     totalRecordCount: int
     duplicateCount: int = Field(description="Repeats of an earlier contact: not accepted (P42)")
     acceptedRecordCount: int
-    jobId: str | None = Field(description="Null when no record was accepted")
+    jobId: Uuid | None = Field(description="Null when no record was accepted")
 
 
 class V1EnrichData(BaseModel):
     totalRecordCount: int
     acceptedRecordCount: int
     duplicateCount: int = Field(description="Extension: repeats of an earlier contact (P42)")
-    jobId: str | None = Field(description="Null when no record was accepted")
+    jobId: Uuid | None = Field(description="Null when no record was accepted")
 
 
 class V1ScoreResponse(BaseModel):
     data: V1ScoreData
     credits: ScoringCredits
-    error: RejectionSummary | None
+    error: V1ContactRejections | None
 
 
 class V1EnrichResponse(BaseModel):
     data: V1EnrichData
     credits: EnrichmentCredits
-    error: RejectionSummary | None
+    error: V1ContactRejections | None

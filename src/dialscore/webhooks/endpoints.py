@@ -8,11 +8,12 @@ from fastapi import APIRouter, Response
 
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
+from dialscore.kit.envelope import Uuid
 from dialscore.kit.http import StrictJsonRoute
-from dialscore.kit.openapi import api_responses
+from dialscore.kit.openapi import api_responses, request_example
 from dialscore.kit.pagination import LimitQuery, PageQuery, PageRequest
+from dialscore.webhooks import examples, service
 from dialscore.webhooks import repository as repo
-from dialscore.webhooks import service
 from dialscore.webhooks.schemas import (
     DeliveriesResponse,
     DeliveryResponse,
@@ -31,12 +32,18 @@ router = APIRouter(prefix="/webhooks", tags=["webhooks"], route_class=StrictJson
     "",
     status_code=201,
     response_model=SubscriptionCreatedResponse,
-    responses=api_responses(400, 413),
+    responses=api_responses(400, 413, example=examples.CREATED_ANSWER, status=201),
+    openapi_extra=request_example(examples.CREATE_REQUEST),
     summary="Create a subscription; its secret is shown only in this response",
 )
 async def create_webhook(
     body: SubscriptionCreate, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
+    """Subscribes an HTTPS URL of a public host (D24) to `job.contact.scored` and/or
+    `job.completed` (as `eventTypes`, or `events`). The answer carries the signing `secret`,
+    shown only here: keep it to check each delivery's `X-Service-Signature`; lost, delete
+    the subscription and create another. The events are described in this document's
+    webhooks."""
     settings = state.settings
     subscription, secret = await service.create_subscription(
         session,
@@ -49,8 +56,14 @@ async def create_webhook(
     return {"data": present_subscription(subscription, secret=secret)}
 
 
-@router.get("", response_model=SubscriptionListResponse, responses=api_responses(), summary="List")
+@router.get(
+    "",
+    response_model=SubscriptionListResponse,
+    responses=api_responses(example=examples.LIST_ANSWER),
+    summary="List the user's subscriptions",
+)
 async def list_webhooks(principal: CurrentPrincipal, session: ReadSession) -> dict[str, Any]:
+    """Every subscription of the key's user, active or not, without secrets (D20)."""
     subscriptions = await service.list_subscriptions(session, principal)
     return {"data": {"webhooks": [present_subscription(s) for s in subscriptions]}}
 
@@ -71,24 +84,28 @@ async def _set_status(
 @router.post(
     "/{id}/active",
     response_model=SubscriptionResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.ACTIVE_ANSWER),
     summary="Activate",
 )
 async def activate_webhook(
-    id: str, principal: CurrentPrincipal, session: WriteSession, state: StateDep
+    id: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
+    """Events are delivered to the subscription again, and the deliveries that were pending
+    when it was deactivated go out (P19). No body."""
     return await _set_status(principal, session, state, id, "active")
 
 
 @router.post(
     "/{id}/inactive",
     response_model=SubscriptionResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.INACTIVE_ANSWER),
     summary="Deactivate",
 )
 async def deactivate_webhook(
-    id: str, principal: CurrentPrincipal, session: WriteSession, state: StateDep
+    id: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
+    """No events are sent to the subscription while it is inactive, none are kept for
+    events that happen meanwhile (P19); its configuration is kept. No body."""
     return await _set_status(principal, session, state, id, "inactive")
 
 
@@ -99,7 +116,9 @@ async def deactivate_webhook(
     responses=api_responses(400, 404),
     summary="Delete permanently, with pending deliveries",
 )
-async def delete_webhook(id: str, principal: CurrentPrincipal, session: WriteSession) -> None:
+async def delete_webhook(id: Uuid, principal: CurrentPrincipal, session: WriteSession) -> None:
+    """Removes the subscription and its pending deliveries at once; cannot be undone.
+    Answers 204 with no body."""
     await service.delete_subscription(session, principal, id)
     await session.commit()
 
@@ -107,16 +126,18 @@ async def delete_webhook(id: str, principal: CurrentPrincipal, session: WriteSes
 @router.get(
     "/{id}/deliveries",
     response_model=DeliveriesResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.DELIVERIES_ANSWER),
     summary="The delivery log of a subscription, newest first",
 )
 async def list_deliveries(
-    id: str,
+    id: Uuid,
     principal: CurrentPrincipal,
     session: ReadSession,
     page: PageQuery = 1,
     limit: LimitQuery = 100,
 ) -> dict[str, Any]:
+    """Every delivery to the subscription, pending, delivered or failed, with each attempt's
+    status code, duration and error: what to look at when a receiver misses events."""
     subscription = await service.subscription_of(session, principal, id)
     request = PageRequest(page, limit)
     deliveries, total, attempts = await repo.deliveries_page(
@@ -134,12 +155,14 @@ async def list_deliveries(
     "/{id}/deliveries/{deliveryId}/retry",
     status_code=202,
     response_model=DeliveryResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.RETRY_ANSWER, status=202),
     summary="Deliver again now, with the same envelope id",
 )
 async def retry_delivery(
-    id: str, deliveryId: str, principal: CurrentPrincipal, session: WriteSession, state: StateDep
+    id: Uuid, deliveryId: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
+    """Sends a delivery again, delivered or failed, with the same envelope id and bytes,
+    and starts a new retry window (P21). Answers 202: it goes out shortly."""
     delivery = await service.retry_delivery(session, principal, id, deliveryId)
     attempts = await repo.attempts_of(session, delivery.id)
     body = {"data": present_delivery(delivery, attempts)}
@@ -152,12 +175,14 @@ async def retry_delivery(
     "/{id}/test",
     status_code=202,
     response_model=DeliveryResponse,
-    responses=api_responses(400, 404),
+    responses=api_responses(400, 404, example=examples.TEST_ANSWER, status=202),
     summary="Send a signed webhook.test event to the subscription's URL",
 )
 async def test_webhook(
-    id: str, principal: CurrentPrincipal, session: WriteSession, state: StateDep
+    id: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
+    """Queues a `webhook.test` event for the subscription, even an inactive one, signed like
+    every event (P21): a way to check a receiver. Follow it in the delivery log."""
     delivery = await service.send_test_event(session, principal, id)
     body = {"data": present_delivery(delivery, [])}
     await session.commit()

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, model_validator
+from fastapi import Header
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
+from typing_extensions import TypeAliasType
 
 from dialscore.kit.clock import isoformat
+from dialscore.kit.envelope import NOT_BLANK, Timestamp, Uuid
 from dialscore.kit.pagination import Pagination
 from dialscore.kit.text import STORABLE_NOT_BLANK, StorableText
 from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscription
@@ -89,25 +92,47 @@ def delivery_body(delivery: WebhookDelivery) -> bytes:
 # -- models ----------------------------------------------------------------------------
 
 
-EventType = Literal["job.contact.scored", "job.completed"]
+EventType = TypeAliasType("EventType", Literal["job.contact.scored", "job.completed"])
 EventTypes = Annotated[list[EventType], Field(min_length=1)]
+WebhookStatus = TypeAliasType("WebhookStatus", Literal["active", "inactive"])
+# Both are stripped first: a blank one is refused (documented by ``NOT_BLANK``).
+_NAME = StringConstraints(strip_whitespace=True, min_length=1, max_length=200)
+_URL = StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)
+
+
+def _document_event_list(schema: dict[str, Any]) -> None:
+    """The document asks for ``eventTypes`` (P79): "one of two fields" is not a schema a
+    generated client can be made from. ``events`` is still accepted in its place (D20)."""
+    properties = schema["properties"]
+    properties["eventTypes"] = {
+        "type": "array",
+        "items": {"$ref": "#/components/schemas/EventType"},
+        "minItems": 1,
+        "description": properties["eventTypes"]["description"],
+    }
+    properties["events"]["deprecated"] = True
+    schema["required"].append("eventTypes")
 
 
 class SubscriptionCreate(BaseModel):
-    name: Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), StorableText
-    ] = Field(json_schema_extra={"pattern": STORABLE_NOT_BLANK})
-    url: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)] = (
-        Field(
-            description="https URL of a public host (D24), without control characters, user "
-            "name or password; stored and answered in its normalised form (P75)"
-        )
+    model_config = ConfigDict(json_schema_extra=_document_event_list)
+
+    name: Annotated[str, _NAME, StorableText] = Field(
+        description="A label for the owner's reference",
+        json_schema_extra={"pattern": STORABLE_NOT_BLANK},
+    )
+    url: Annotated[str, _URL] = Field(
+        description="https URL of a public host (D24), without control characters, user name "
+        "or password; stored and answered in its normalised form (P75)",
+        json_schema_extra={"pattern": NOT_BLANK},
     )
     eventTypes: EventTypes | None = Field(
-        default=None, description="job.contact.scored and/or job.completed (or send 'events')"
+        default=None, description="The events to receive: job.contact.scored, job.completed"
     )
-    events: EventTypes | None = Field(default=None, description="Same as eventTypes (D20)")
-    status: Literal["active", "inactive"] = "active"
+    events: EventTypes | None = Field(
+        default=None, description="Accepted in place of eventTypes (D20)"
+    )
+    status: WebhookStatus = Field(default="active", description="The initial status")
 
     @model_validator(mode="after")
     def _names_events(self) -> SubscriptionCreate:
@@ -126,13 +151,13 @@ class SubscriptionCreate(BaseModel):
 
 
 class SubscriptionOut(BaseModel):
-    id: str
+    id: Uuid
     name: str
     url: str
-    eventTypes: list[str]
-    triggers: list[str]
-    status: str
-    createdAt: str
+    eventTypes: list[EventType]
+    triggers: list[EventType] = Field(description="The same list as eventTypes (D20)")
+    status: WebhookStatus
+    createdAt: Timestamp
 
 
 class SubscriptionCreated(SubscriptionOut):
@@ -160,19 +185,19 @@ class AttemptOut(BaseModel):
     statusCode: int | None
     durationMs: int
     error: str | None
-    attemptedAt: str
+    attemptedAt: Timestamp
 
 
 class DeliveryOut(BaseModel):
-    id: str = Field(description="The envelope id, the same on every attempt")
-    eventType: str
-    state: str = Field(description="pending, delivered or failed")
+    id: Uuid = Field(description="The envelope id, the same on every attempt")
+    eventType: Literal["job.contact.scored", "job.completed", "webhook.test"]
+    state: Literal["pending", "delivered", "failed"]
     attemptCount: int
-    nextAttemptAt: str | None
+    nextAttemptAt: Timestamp | None = Field(description="When a pending delivery goes out next")
     lastStatusCode: int | None
     lastError: str | None
-    createdAt: str
-    completedAt: str | None
+    createdAt: Timestamp
+    completedAt: Timestamp | None
     attempts: list[AttemptOut]
 
 
@@ -187,3 +212,43 @@ class DeliveriesPage(BaseModel):
 
 class DeliveriesResponse(BaseModel):
     data: DeliveriesPage
+
+
+# -- what a receiver gets (documented as the OpenAPI webhooks) ------------------------------
+
+SignatureHeader = Annotated[
+    str,
+    Header(
+        alias="X-Service-Signature",
+        description="Base64(HMAC-SHA256(secret, raw request body)) under the subscription's "
+        "secret: compare it with your own computation over the raw bytes, and answer 401 when "
+        "they differ",
+    ),
+]
+UserAgentHeader = Annotated[
+    str, Header(alias="User-Agent", description="Service-Webhooks/<version>")
+]
+# A receiver's answers, as the dispatcher reads them (D23); any 2xx acknowledges an event.
+RECEIVED = "Received, within 10 seconds; any 2xx acknowledges the event, which is not sent again"
+RECEIVER_ANSWERS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "Signature refused: not retried"},
+    "4XX": {"description": "Refused: not retried, except 408 and 429"},
+    "5XX": {"description": "Failed: retried with exponential backoff for up to 3 days"},
+}
+ENVELOPE_ID = "Unique per event and subscription, the same on every retry: skip duplicates by it"
+ENVELOPE_TIMESTAMP = "When the event happened, in Unix milliseconds"
+
+
+class WebhookTestPayload(BaseModel):
+    subscriptionId: Uuid
+    message: str
+
+
+class WebhookTestEvent(BaseModel):
+    """Sent by ``POST /webhooks/{id}/test``, also to an inactive subscription (P21)."""
+
+    payload: WebhookTestPayload
+    eventType: Literal["webhook.test"]
+    timestamp: int = Field(description=ENVELOPE_TIMESTAMP)
+    apiVersion: Literal["v2"]
+    id: Uuid = Field(description=ENVELOPE_ID)

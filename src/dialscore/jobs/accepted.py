@@ -1,0 +1,82 @@
+"""The answer to a submission or a rescoring: the job opened, what it cost, and the records
+rejected, each as sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dialscore.accounts.schemas import EffectivePlan
+from dialscore.jobs.schemas import ContactInput, Kind, OpenedJob
+from dialscore.kit.envelope import RejectedRecord, RejectionSummary, Uuid, echoed, number
+
+
+class SubmissionData(BaseModel):
+    totalRecordCount: int
+    acceptedRecordCount: int
+    jobId: Uuid | None = Field(description="Null when no record was accepted (P1)")
+
+
+class ScoringCredits(BaseModel):
+    creditsCharged: float
+    creditsRemaining: float
+    costPerPhone: float
+    phoneCount: int
+
+
+class EnrichmentCredits(BaseModel):
+    creditsCharged: float
+    creditsRemaining: float
+    costPerContact: float
+    contactCount: int
+
+
+class RejectedContact(RejectedRecord):
+    model_config = ConfigDict(json_schema_extra=echoed(ContactInput, "contact"))
+
+
+class ContactRejections(RejectionSummary[RejectedContact]):
+    """The contacts a submission rejected, each as sent with its reason (D5, D6, P4, P5)."""
+
+
+class ScoringResponse(BaseModel):
+    data: SubmissionData
+    credits: ScoringCredits
+    error: ContactRejections | None
+
+
+class EnrichmentResponse(BaseModel):
+    data: SubmissionData
+    credits: EnrichmentCredits
+    error: ContactRejections | None
+
+
+def present_accepted(
+    kind: Kind,
+    plan: EffectivePlan,
+    opened: OpenedJob,
+    *,
+    total: int,
+    accepted: int,
+    rejected: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The answer to a submission or a rescoring, in the shape of ``ScoringResponse`` or
+    ``EnrichmentResponse``."""
+    credits: dict[str, Any] = {
+        "creditsCharged": number(opened.charged),
+        "creditsRemaining": number(opened.remaining),
+    }
+    if kind == "scoring":
+        credits.update(costPerPhone=number(plan.cost_per_phone), phoneCount=opened.units)
+    else:
+        credits.update(costPerContact=number(plan.cost_per_contact), contactCount=opened.units)
+    return {
+        "data": {
+            "totalRecordCount": total,
+            "acceptedRecordCount": accepted,
+            "jobId": opened.job_id,
+        },
+        "credits": credits,
+        "error": {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None,
+    }
