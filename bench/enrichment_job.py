@@ -116,7 +116,6 @@ async def run_jobs(args: argparse.Namespace, url: str, people: People) -> None:
         settings = jobs.ProcessingSettings(
             batch_size=int(fields["job_batch_size"].default),
             job_lease=timedelta(seconds=float(fields["job_lease_seconds"].default)),
-            outbox_lease=timedelta(seconds=float(fields["outbox_lease_seconds"].default)),
         )
         threshold = float(fields["enrichment_min_confidence"].default)
         timed = TimedSources([HistorySource(db, threshold), DirectorySource(db, threshold)])

@@ -373,7 +373,6 @@ async def embedded_job(args: argparse.Namespace, rng: random.Random) -> None:
         settings = jobs.ProcessingSettings(
             batch_size=int(fields["job_batch_size"].default),
             job_lease=timedelta(seconds=float(fields["job_lease_seconds"].default)),
-            outbox_lease=timedelta(seconds=float(fields["outbox_lease_seconds"].default)),
         )
         timings = Timings()
         for name in ("score_items", "evidence_for", "index_numbers"):

@@ -21,10 +21,8 @@ from dialscore.models import Contact, OutboxMessage
 from tests.conftest import SECRET
 from tests.support import job_status, make_tenant, state_of, submit
 
-# Leases of no length: a second attempt may take the job at once.
-SETTINGS = jobs_processing.ProcessingSettings(
-    batch_size=2, job_lease=timedelta(0), outbox_lease=timedelta(0)
-)
+# A failed attempt gives the job up: a second attempt takes it at once, lease or not.
+SETTINGS = jobs_processing.ProcessingSettings(batch_size=2, job_lease=timedelta(seconds=10))
 
 
 class SourceDown(RuntimeError):

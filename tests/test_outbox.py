@@ -306,6 +306,12 @@ async def claim(db: Database, now: datetime) -> messages.Claim:
         )
 
 
+async def start(db: Database, outbox_id: int, now: datetime) -> bool:
+    """What a worker does when it takes the message from the broker: its run starts."""
+    async with db.unit_of_work() as session:
+        return await messages.start_run(session, outbox_id, now + timedelta(seconds=10))
+
+
 async def test_a_failure_is_due_after_its_wait_and_the_last_one_sets_it_aside(
     db: Database,
 ) -> None:
@@ -313,7 +319,10 @@ async def test_a_failure_is_due_after_its_wait_and_the_last_one_sets_it_aside(
     now = NOW
     for attempt in (1, 2):
         (claimed,) = (await claim(db, now)).published
-        assert claimed.attempts == attempt
+        assert claimed.attempts == attempt - 1  # publishing is no attempt
+        assert await start(db, outbox_id, now)
+        started = await row(db, outbox_id)
+        assert started is not None and started.attempts == attempt
         async with db.unit_of_work() as session:
             failure = await failed.record_failure(
                 session, outbox_id, error=f"boom {attempt}", now=now, policy=POLICY
@@ -323,7 +332,7 @@ async def test_a_failure_is_due_after_its_wait_and_the_last_one_sets_it_aside(
         assert (await claim(db, now + wait / 2)).published == []
         now += wait
     (claimed,) = (await claim(db, now)).published
-    assert claimed.attempts == 3
+    assert await start(db, outbox_id, now)
     async with db.unit_of_work() as session:
         failure = await failed.record_failure(
             session, outbox_id, error="boom 3", now=now, policy=POLICY
@@ -339,9 +348,11 @@ async def test_a_failure_is_due_after_its_wait_and_the_last_one_sets_it_aside(
         assert await messages.release_leases(session, now=now - timedelta(days=1)) == 0
         late = await failed.record_failure(session, outbox_id, error="x", now=now, policy=POLICY)
     assert late is None
+    # Nor run by a copy of it still waiting in the broker.
+    assert not await start(db, outbox_id, now)
 
 
-async def test_publications_that_never_finished_count_and_set_the_message_aside(
+async def test_runs_that_never_finished_count_and_set_the_message_aside(
     db: Database,
 ) -> None:
     """A worker killed mid-task says nothing: its message comes due when its lease runs out,
@@ -354,7 +365,25 @@ async def test_publications_that_never_finished_count_and_set_the_message_aside(
     message, published = await row(db, spent), await row(db, last_chance)
     assert message is not None and published is not None
     assert (message.failed_at, message.last_error, message.attempts) == (NOW, failed.UNFINISHED, 3)
-    assert (published.failed_at, published.attempts) == (None, 3)
+    assert (published.failed_at, published.attempts) == (None, 2)
+
+
+async def test_a_publication_lost_before_its_run_started_costs_no_attempt(db: Database) -> None:
+    """A message lost in the broker (a Redis restarted empty, a worker killed with messages
+    fetched ahead) comes due when its lease runs out and is published again as often as it
+    takes, never set aside for it."""
+    outbox_id = await add(db)
+    now = NOW
+    for _ in range(POLICY.max_attempts + 2):
+        assert [m.id for m in (await claim(db, now)).published] == [outbox_id]
+        now += timedelta(seconds=121)  # claim() leases for 120 s
+    message = await row(db, outbox_id)
+    assert message is not None
+    assert (message.attempts, message.failed_at) == (0, None)
+    assert await start(db, outbox_id, now)
+    message = await row(db, outbox_id)
+    assert message is not None
+    assert (message.attempts, message.available_at) == (1, now + timedelta(seconds=10))
 
 
 async def test_the_relay_logs_what_it_sets_aside_and_never_publishes_it(db: Database) -> None:
@@ -373,9 +402,10 @@ async def test_the_relay_logs_what_it_sets_aside_and_never_publishes_it(db: Data
     assert entry["error"] == failed.UNFINISHED
 
 
-async def test_a_deferred_publication_is_not_a_failed_attempt(db: Database) -> None:
+async def test_a_deferred_run_is_not_a_failed_attempt(db: Database) -> None:
     outbox_id = await add(db)
     await claim(db, NOW)
+    assert await start(db, outbox_id, NOW)
     later = NOW + timedelta(seconds=30)
     async with db.unit_of_work() as session:
         await messages.defer(session, outbox_id, later)

@@ -231,9 +231,7 @@ async def test_the_callback_is_written_with_the_score_and_survives_a_restart(
                 job_id=job_id,
                 outbox_id=message.id,
                 settings=jobs_processing.ProcessingSettings(
-                    batch_size=10,
-                    job_lease=timedelta(seconds=30),
-                    outbox_lease=timedelta(seconds=30),
+                    batch_size=10, job_lease=timedelta(seconds=30)
                 ),
             )
             async with service.db.read() as session:

@@ -34,18 +34,22 @@ class Settings(BaseSettings):
     worker_threads: int = Field(default=4, ge=1)
     # How long an idle worker thread waits on the broker before checking for shutdown.
     worker_poll_ms: int = Field(default=1000, ge=10)
-    # How long a published outbox message may stay unfinished before it is published again.
-    outbox_lease_seconds: float = Field(default=120.0, gt=0)
+    # How long an outbox message may go without word from the worker holding it before it is
+    # published again: a message waiting in the broker, or a task whose worker died. A running
+    # task renews it every third of this.
+    outbox_lease_seconds: float = Field(default=10.0, gt=0)
     # A task that raised is published again after this wait, doubled after each failure
-    # (never longer than the outbox lease).
+    # up to outbox_retry_max_seconds.
     outbox_retry_seconds: float = Field(default=1.0, ge=0)
+    outbox_retry_max_seconds: float = Field(default=120.0, gt=0)
     # Publications of one message that may fail (the task raised, or its worker stopped
     # before finishing) before the message is set aside for 'dialscore admin failed-work'.
     outbox_max_attempts: int = Field(default=10, ge=1)
     relay_poll_seconds: float = Field(default=0.5, gt=0)
     job_batch_size: int = Field(default=250, ge=1)
-    # A worker's hold on a job it processes; renewed with every batch.
-    job_lease_seconds: float = Field(default=30.0, gt=0)
+    # A worker's hold on a job it processes, renewed every third of it while the job runs:
+    # a job whose worker died is taken over this long after its last renewal.
+    job_lease_seconds: float = Field(default=10.0, gt=0)
 
     # Webhooks (D20-D24).
     webhook_allow_private: bool = False
@@ -56,7 +60,9 @@ class Settings(BaseSettings):
     webhook_timeout: float = Field(default=10.0, gt=0)
     webhook_max_in_flight: int = Field(default=50, ge=1)
     webhook_per_endpoint: int = Field(default=8, ge=1)
-    webhook_lease_seconds: float = Field(default=120.0, gt=0)
+    # A worker's hold on the deliveries it sends, renewed every third of it while they are in
+    # flight: those of a worker that died are sent again this long after its last renewal.
+    webhook_lease_seconds: float = Field(default=10.0, gt=0)
     webhook_poll_seconds: float = Field(default=0.5, gt=0)
 
     # Request rate limits (D25, D26): counted in memory, or in Redis when redis_url is set.

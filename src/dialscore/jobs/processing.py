@@ -4,6 +4,7 @@ job to its terminal state once. Safe to run again after a crash or a redelivered
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,6 +19,7 @@ from dialscore.enrichment.waterfall import (
     run_waterfall_many,
 )
 from dialscore.jobs import repository as repo
+from dialscore.jobs.lease import JobLease
 from dialscore.jobs.schemas import (
     ENRICHMENT_JOB_TYPES,
     TERMINAL_STATES,
@@ -26,6 +28,7 @@ from dialscore.jobs.schemas import (
 )
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
+from dialscore.kit.leases import LeaseLost, beat_seconds, keep_alive
 from dialscore.models import Contact, Job
 from dialscore.outbox import messages as outbox
 from dialscore.scoring import service as scoring
@@ -39,8 +42,8 @@ from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 @dataclass(frozen=True)
 class ProcessingSettings:
     batch_size: int
+    # How long the job stays held without a renewal; the heartbeat renews it every third.
     job_lease: timedelta
-    outbox_lease: timedelta
 
 
 @dataclass(frozen=True)
@@ -150,18 +153,16 @@ def _apply(contacts: Sequence[Contact], results: list[dict[str, Any]]) -> list[C
 
 
 async def _score_and_save(
-    db: Database,
+    lease: JobLease,
     job: Job,
     batch: Sequence[Contact],
     found: list[_Enriched | None],
     *,
-    outbox_id: int,
-    settings: ProcessingSettings,
     verifiers: Sequence[VerificationProvider],
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
-    none for) and saves them with their events and the job's progress, in one transaction;
-    the events written."""
+    none for) and saves them with their events and the job's progress, in one transaction
+    that commits only while the job is still this worker's; the events written."""
     core = job.scoring_type == "core"
     items = [
         scoring.item(contact.id, contact.fields, enriched.numbers)
@@ -172,7 +173,7 @@ async def _score_and_save(
     if core and verifiers:
         numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
         verifications = await scoring.verify(verifiers, numbers)
-    async with db.unit_of_work() as session:
+    async with lease.holding() as session:
         now = utcnow()
         scores = iter(
             await scoring.score_items(
@@ -213,16 +214,13 @@ async def _score_and_save(
                 (c.callback_url, present_callback_contact(c)) for c in scored if c.callback_url
             ],
         )
-        now = utcnow()
         await repo.record_progress(
             session,
             job.id,
             processed=len(results),
             rejected=sum(1 for r in results if r["state"] == "rejected"),
-            now=now,
-            lease_until=now + settings.job_lease,
+            now=utcnow(),
         )
-        await outbox.extend_lease(session, outbox_id, now + settings.outbox_lease)
     return emitted
 
 
@@ -240,12 +238,16 @@ async def process_job(
     """Scores every pending contact of the job in batches, then finalizes it once.
 
     Safe to run again after a crash or a redelivered message: the job lease keeps a second
-    worker out, each batch commits its contacts with the job's progress, and the terminal
-    transition is conditional. ``on_events`` is called after a commit that wrote webhook
-    events. Returns the terminal status set by this call, if any."""
+    worker out (a heartbeat renews it while the job runs, and every write checks it), each
+    batch commits its contacts with the job's progress, and the terminal transition is
+    conditional. ``on_events`` is called after a commit that wrote webhook events. When the
+    run is cancelled or fails, the job is given up for the next run at once. ``LeaseLost``
+    says that another worker took the job over. Returns the terminal status set by this call,
+    if any."""
     now = utcnow()
+    until = now + settings.job_lease
     async with db.unit_of_work() as session:
-        if not await repo.claim(session, job_id, now=now, until=now + settings.job_lease):
+        if not await repo.claim(session, job_id, now=now, until=until):
             job = await repo.get_job(session, job_id)
             if job is None or job.status in TERMINAL_STATES:
                 await outbox.finish(session, outbox_id)
@@ -256,9 +258,49 @@ async def process_job(
         job = await repo.get_job(session, job_id)
         assert job is not None
 
+    lease = JobLease(db, job_id, token=until, length=settings.job_lease)
+    work = _process(
+        lease,
+        job,
+        outbox_id=outbox_id,
+        settings=settings,
+        sources=sources,
+        verifiers=verifiers,
+        collect_all=collect_all,
+        on_events=on_events,
+    )
+    try:
+        return await keep_alive(
+            work,
+            lease.renew,
+            every=beat_seconds(settings.job_lease.total_seconds()),
+            name=f"job {job_id}",
+        )
+    except LeaseLost:
+        raise  # the job is another worker's now
+    except (Exception, asyncio.CancelledError):
+        # Cancelled or failed: the job is free for the next run at once, rather
+        # than when the lease would have run out.
+        with contextlib.suppress(Exception):
+            await lease.release()
+        raise
+
+
+async def _process(
+    lease: JobLease,
+    job: Job,
+    *,
+    outbox_id: int,
+    settings: ProcessingSettings,
+    sources: Sequence[EnrichmentSource],
+    verifiers: Sequence[VerificationProvider],
+    collect_all: bool,
+    on_events: Callable[[], None] | None,
+) -> str | None:
+    db, job_id = lease.db, job.id
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
-    async with db.unit_of_work() as session:
+    async with lease.holding() as session:
         pending = await repo.pending_contact_fields(session, job_id)
         await scoring.index_numbers(
             session, job.client_id, [scoring.item(cid, fields) for cid, fields in pending]
@@ -278,30 +320,31 @@ async def process_job(
                     session, job_id, settings.batch_size, after=batch[-1].ordinal
                 )
             upcoming = _enriching(job, following, sources, collect_all)
-            emitted = await _score_and_save(
-                db,
-                job,
-                batch,
-                found,
-                outbox_id=outbox_id,
-                settings=settings,
-                verifiers=verifiers,
-            )
+            emitted = await _score_and_save(lease, job, batch, found, verifiers=verifiers)
             if emitted and on_events is not None:
                 on_events()
             batch = following
     finally:
         await _abandon(upcoming)
 
-    async with db.unit_of_work() as session:
-        job = await repo.get_job(session, job_id)
+    finalized = await _finalize(lease, outbox_id)
+    if finalized is not None and on_events is not None:
+        on_events()
+    return finalized
+
+
+async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
+    """Moves the job to its terminal state with its job.completed, and finishes its message;
+    the status set, or None when another run had set it."""
+    async with lease.holding() as session:
+        job = await repo.get_job(session, lease.job_id)
         assert job is not None
         all_rejected = job.enrichment_rejected_count >= job.accepted_count
         status = (
             "Not Enriched" if job.job_type in ENRICHMENT_JOB_TYPES and all_rejected else "Finalized"
         )
         now = utcnow()
-        finalized = await repo.finalize(session, job_id, status=status, now=now)
+        finalized = await repo.finalize(session, job.id, status=status, now=now)
         if finalized:
             await webhooks.emit(
                 session,
@@ -319,6 +362,4 @@ async def process_job(
                 job_id=job.id,
             )
         await outbox.finish(session, outbox_id)
-    if finalized and on_events is not None:
-        on_events()
     return status if finalized else None

@@ -65,7 +65,8 @@ async def insert_contacts(session: AsyncSession, rows: list[dict[str, Any]]) -> 
 
 
 async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: datetime) -> bool:
-    """Takes the job's processing lease unless another worker holds a live one."""
+    """Takes the job's processing lease unless another worker holds a live one. The lease's
+    end, ``until``, is the holder's token: it renews, checks and releases the lease by it."""
     result = await session.execute(
         update(Job)
         .where(
@@ -76,6 +77,33 @@ async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: dat
         .values(status="Processing", lease_until=until, updated_at=now)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def renew_lease(
+    session: AsyncSession, job_id: str, *, held: datetime, until: datetime
+) -> bool:
+    """Moves the end of the lease from ``held`` to ``until``; False when the lease is no
+    longer the caller's (it ran out and another worker took it, or the job ended)."""
+    result = await session.execute(
+        update(Job).where(Job.id == job_id, Job.lease_until == held).values(lease_until=until)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def holds_lease(session: AsyncSession, job_id: str, *, held: datetime) -> bool:
+    """Whether the caller still holds the job, locking its row for the rest of the
+    transaction (PostgreSQL) so that no other worker can take it before the commit."""
+    found = await session.scalar(
+        select(Job.id).where(Job.id == job_id, Job.lease_until == held).with_for_update()
+    )
+    return found is not None
+
+
+async def release_lease(session: AsyncSession, job_id: str, *, held: datetime) -> None:
+    """Gives the job up for any worker to take at once, if the caller still holds it."""
+    await session.execute(
+        update(Job).where(Job.id == job_id, Job.lease_until == held).values(lease_until=None)
+    )
 
 
 async def pending_contacts(
@@ -127,7 +155,6 @@ async def record_progress(
     processed: int,
     rejected: int,
     now: datetime,
-    lease_until: datetime,
 ) -> None:
     await session.execute(
         update(Job)
@@ -135,7 +162,6 @@ async def record_progress(
         .values(
             processed_count=Job.processed_count + processed,
             enrichment_rejected_count=Job.enrichment_rejected_count + rejected,
-            lease_until=lease_until,
             updated_at=now,
         )
     )

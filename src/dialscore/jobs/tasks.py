@@ -44,7 +44,6 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         settings=processing.ProcessingSettings(
             batch_size=settings.job_batch_size,
             job_lease=timedelta(seconds=settings.job_lease_seconds),
-            outbox_lease=timedelta(seconds=settings.outbox_lease_seconds),
         ),
         sources=context.enrichment_sources,
         verifiers=context.providers,

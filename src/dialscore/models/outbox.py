@@ -17,11 +17,12 @@ NOT_SET_ASIDE = text("failed_at IS NULL")
 
 class OutboxMessage(Base):
     """A message for an actor. The relay publishes it once ``available_at`` has passed and
-    pushes ``available_at`` out by a lease; the actor deletes the row when its work is done,
-    so a message whose worker died is published again when the lease runs out.
+    pushes ``available_at`` out by a lease, which the task renews while it runs; the actor
+    deletes the row when its work is done, so a message lost in the broker or whose worker
+    died is published again when the lease runs out.
 
-    ``attempts`` counts the publications that did not finish (the one in flight included):
-    a task that raised, or a worker that stopped before finishing. Once it reaches the
+    ``attempts`` counts the runs of its task that did not finish (the one running included):
+    a task that raised, or a worker that died before finishing. Once it reaches the
     configured maximum, the message is set aside: ``failed_at`` is set, ``last_error`` says
     why, and the relay no longer publishes it until an operator requeues it."""
 

@@ -15,8 +15,8 @@ from dialscore.models import OutboxMessage
 
 log = structlog.get_logger(__name__)
 
-# The error of a message whose last publication ended without a word from its task.
-UNFINISHED = "did not finish: its worker stopped, or the task outlived the outbox lease"
+# The error of a message whose last run ended without a word from its task.
+UNFINISHED = "did not finish: its worker died, or stopped renewing its lease, while it ran"
 # Doubling stops here; the longest wait is capped well before.
 _MAX_DOUBLINGS = 30
 

@@ -34,6 +34,17 @@ async def finish(session: AsyncSession, outbox_id: int) -> None:
     await session.execute(delete(OutboxMessage).where(OutboxMessage.id == outbox_id))
 
 
+async def start_run(session: AsyncSession, outbox_id: int, until: datetime) -> bool:
+    """Counts a run of the message's task as an attempt and leases the message to it until
+    ``until``; False when there is nothing to run (finished already, or set aside)."""
+    result = await session.execute(
+        update(OutboxMessage)
+        .where(OutboxMessage.id == outbox_id, OutboxMessage.failed_at.is_(None))
+        .values(attempts=OutboxMessage.attempts + 1, available_at=until)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
 async def extend_lease(session: AsyncSession, outbox_id: int, until: datetime) -> None:
     """Keeps the message from being published again before ``until`` (work in progress)."""
     await session.execute(
@@ -43,8 +54,7 @@ async def extend_lease(session: AsyncSession, outbox_id: int, until: datetime) -
 
 async def defer(session: AsyncSession, outbox_id: int, until: datetime) -> None:
     """Leaves the message for later without doing its work (say, another worker holds what
-    it is about): published again at ``until``, and this publication is not a failed
-    attempt."""
+    it is about): published again at ``until``, and this run is not a failed attempt."""
     await session.execute(
         update(OutboxMessage)
         .where(OutboxMessage.id == outbox_id)
@@ -84,9 +94,11 @@ async def claim_due(
 ) -> Claim:
     """Due messages, leased to the caller: their next publication moves to ``now + lease``.
 
-    A due message already published ``max_attempts`` times is set aside instead: each of
-    those publications ended without finishing it (a worker that stopped, a task that never
-    returned), so publishing it again would only go round once more."""
+    Publishing is not an attempt: a message lost in the broker, or waiting there longer than
+    the lease, is published again at no cost (a run counts when it starts, ``start_run``).
+    A due message whose task already ran ``max_attempts`` times is set aside instead: each of
+    those runs ended without finishing it (a worker that died, a task that never returned),
+    so publishing it again would only go round once more."""
     stmt = (
         select(OutboxMessage)
         .where(OutboxMessage.available_at <= now, OutboxMessage.failed_at.is_(None))
@@ -102,20 +114,16 @@ async def claim_due(
             claim.set_aside.append(message)
             continue
         message.available_at = now + lease
-        message.attempts += 1
         claim.published.append(message)
     return claim
 
 
 async def release_leases(session: AsyncSession, *, now: datetime) -> int:
-    """Makes every published, unfinished message due now (the in-memory broker lost them)."""
+    """Makes every unfinished message leased or waiting into the future due now: the
+    in-memory broker lost what it held, and the process that ran the rest is gone."""
     result = await session.execute(
         update(OutboxMessage)
-        .where(
-            OutboxMessage.attempts > 0,
-            OutboxMessage.available_at > now,
-            OutboxMessage.failed_at.is_(None),
-        )
+        .where(OutboxMessage.available_at > now, OutboxMessage.failed_at.is_(None))
         .values(available_at=now)
     )
     return int(getattr(result, "rowcount", 0) or 0)

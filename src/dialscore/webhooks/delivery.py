@@ -1,15 +1,16 @@
 """The delivery engine: claims due deliveries and sends them, signed, at the owner's rate.
 
 Runs in the worker process (beside the outbox relay). Each claimed delivery is leased for
-``webhook_lease_seconds``; a worker that dies mid-send leaves its deliveries to be claimed
-again when the lease runs out, with the same envelope id (D22)."""
+``webhook_lease_seconds``, renewed every third of it while it is in flight; a worker that
+dies mid-send leaves its deliveries to be claimed again when the lease runs out, with the
+same envelope id (D22)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,6 +24,7 @@ from dialscore.config import Settings
 from dialscore.kit import outbound
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
+from dialscore.kit.leases import beat_seconds
 from dialscore.kit.paced_http import parse_retry_after
 from dialscore.kit.polling import PollingLoop
 from dialscore.webhooks import repository as repo
@@ -54,6 +56,9 @@ class Claimed:
     body: bytes
     attempts: int
     first_attempt_at: datetime | None
+    # The end of the lease the claim wrote: the dispatcher's token for renewing and handing
+    # back the delivery while its attempt is not recorded.
+    leased_until: datetime
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,8 @@ class Dispatcher:
         self.lease = timedelta(seconds=settings.webhook_lease_seconds)
         self.rng = rng or random.Random()
         self._inflight: set[asyncio.Task[None]] = set()
+        # Deliveries claimed and not yet recorded, by id: the end of their lease as last written.
+        self._leases: dict[str, datetime] = {}
         self._per_key: Counter[str] = Counter()
         self._per_origin: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
@@ -104,6 +111,11 @@ class Dispatcher:
             self.dispatch_due,
             poll_seconds=settings.webhook_poll_seconds,
             name="webhook dispatcher",
+        )
+        self.heartbeat = PollingLoop(
+            self.renew_leases,
+            poll_seconds=beat_seconds(settings.webhook_lease_seconds),
+            name="webhook lease heartbeat",
         )
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -123,6 +135,7 @@ class Dispatcher:
             trust_env=False,
         )
         self.loop.start()
+        self.heartbeat.start()
 
     async def stop(self) -> None:
         await self.loop.stop()
@@ -132,6 +145,7 @@ class Dispatcher:
             for inflight in list(self._inflight):
                 inflight.cancel()
             await asyncio.wait(list(self._inflight), timeout=1.0)
+        await self.heartbeat.stop()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -149,6 +163,7 @@ class Dispatcher:
             return 0
         claimed = await self.claim(capacity)
         for item in claimed:
+            self._leases[item.delivery_id] = item.leased_until
             self._per_key[item.key] += 1
             self._per_origin[item.origin] += 1
             task = asyncio.get_running_loop().create_task(self._run_one(item))
@@ -195,7 +210,8 @@ class Dispatcher:
                 batch_keys[key] += 1
                 batch_origins[origin] += 1
                 chosen[candidate.delivery_id] = (key, origin, rate)
-            leased = await repo.lease(session, list(chosen), until=now + self.lease)
+            until = now + self.lease
+            leased = await repo.lease(session, list(chosen), until=until)
             urls = {c.delivery_id: c.url for c in candidates if c.delivery_id in chosen}
             for delivery, sealed in leased:
                 key, origin, rate = chosen[delivery.id]
@@ -226,9 +242,41 @@ class Dispatcher:
                         body=delivery_body(delivery),
                         attempts=delivery.attempts,
                         first_attempt_at=delivery.first_attempt_at,
+                        leased_until=until,
                     )
                 )
         return claimed
+
+    # -- leases -----------------------------------------------------------------------------------
+
+    async def renew_leases(self) -> None:
+        """Extends the lease of every delivery in flight (the heartbeat's step)."""
+        if not self._leases:
+            return
+        until = utcnow() + self.lease
+        held = _by_lease(self._leases)
+        async with self.db.unit_of_work() as session:
+            for old, ids in held.items():
+                await repo.extend_leases(session, ids, held=old, until=until)
+        for ids in held.values():
+            for delivery_id in ids:
+                if delivery_id in self._leases:
+                    self._leases[delivery_id] = until
+
+    def _lease_of(self, item: Claimed) -> dict[str, datetime]:
+        return {item.delivery_id: self._leases.get(item.delivery_id, item.leased_until)}
+
+    async def _hand_back(self, leases: dict[str, datetime]) -> None:
+        """Makes deliveries claimed here and not recorded due at once; logged on failure
+        (their leases run out soon enough)."""
+        if not leases:
+            return
+        try:
+            async with self.db.unit_of_work() as session:
+                for held, ids in _by_lease(leases).items():
+                    await repo.release(session, ids, held=held, now=utcnow())
+        except Exception:
+            log.exception("could not hand back webhook deliveries", count=len(leases))
 
     # -- sending ----------------------------------------------------------------------------------
 
@@ -239,7 +287,9 @@ class Dispatcher:
             raise
         except Exception:
             log.exception("webhook delivery failed unexpectedly", delivery=item.delivery_id)
+            await self._hand_back(self._lease_of(item))
         finally:
+            self._leases.pop(item.delivery_id, None)
             for counter, name in ((self._per_key, item.key), (self._per_origin, item.origin)):
                 counter[name] -= 1
                 if counter[name] <= 0:
@@ -320,3 +370,11 @@ class Dispatcher:
                 values=values,
             )
         return outcome
+
+
+def _by_lease(leases: dict[str, datetime]) -> dict[datetime, list[str]]:
+    """Delivery ids grouped by the lease end they hold: one statement per group."""
+    groups: dict[datetime, list[str]] = defaultdict(list)
+    for delivery_id, until in leases.items():
+        groups[until].append(delivery_id)
+    return groups

@@ -222,6 +222,41 @@ async def lease(
     return [(row[0], row[1]) for row in rows.all()]
 
 
+async def extend_leases(
+    session: AsyncSession, delivery_ids: list[str], *, held: datetime, until: datetime
+) -> None:
+    """Moves the lease of deliveries in flight from ``held`` to ``until`` (the dispatcher's
+    heartbeat). A delivery whose attempt was recorded meanwhile has another ``available_at``
+    (its next attempt) and is left alone."""
+    await _move_leases(session, delivery_ids, held=held, to=until)
+
+
+async def release(
+    session: AsyncSession, delivery_ids: list[str], *, held: datetime, now: datetime
+) -> None:
+    """Makes claimed deliveries that were not sent, or whose send was cut short, due at once
+    for whichever worker claims next; no attempt is recorded. Those whose lease is no longer
+    ``held`` (their attempt was recorded) are left alone."""
+    await _move_leases(session, delivery_ids, held=held, to=now)
+
+
+async def _move_leases(
+    session: AsyncSession, delivery_ids: list[str], *, held: datetime, to: datetime
+) -> None:
+    """Moves the pending deliveries among ``delivery_ids`` still leased until ``held`` to
+    ``available_at`` ``to``."""
+    if delivery_ids:
+        await session.execute(
+            update(WebhookDelivery)
+            .where(
+                WebhookDelivery.id.in_(delivery_ids),
+                WebhookDelivery.state == "pending",
+                WebhookDelivery.available_at == held,
+            )
+            .values(available_at=to)
+        )
+
+
 async def fail_undeliverable(
     session: AsyncSession, delivery_id: str, *, error: str, now: datetime
 ) -> None:

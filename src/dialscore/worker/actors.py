@@ -1,5 +1,6 @@
-"""Dramatiq actors made from tasks: each runs its task with the worker's context, and a task
-that fails is retried through its outbox message, never by Dramatiq."""
+"""Dramatiq actors made from tasks: each runs its task with the worker's context, holds the
+task's outbox message under a lease renewed while it runs, and a task that fails is retried
+through its outbox message, never by Dramatiq."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import structlog
 
 from dialscore.config import Settings
 from dialscore.kit.clock import utcnow
-from dialscore.outbox import failed
+from dialscore.kit.leases import LeaseLost, beat_seconds, keep_alive
+from dialscore.outbox import failed, messages
 from dialscore.worker.context import TaskContext
 
 log = structlog.get_logger(__name__)
@@ -25,11 +27,11 @@ ERROR_CHARS = 2000
 
 
 def failure_policy(settings: Settings) -> failed.FailurePolicy:
-    """The outbox's retries: soon after a failure, never later than a lost message's."""
+    """The outbox's retries: soon after a failure, then less and less often."""
     return failed.FailurePolicy(
         max_attempts=settings.outbox_max_attempts,
         first_retry=timedelta(seconds=settings.outbox_retry_seconds),
-        longest_retry=timedelta(seconds=settings.outbox_lease_seconds),
+        longest_retry=timedelta(seconds=settings.outbox_retry_max_seconds),
     )
 
 
@@ -62,14 +64,49 @@ def _bound(
     clock: Callable[[], datetime],
 ) -> Callable[..., Awaitable[None]]:
     async def run(*, outbox_id: int, **payload: Any) -> None:
-        try:
-            await task(context, outbox_id=outbox_id, **payload)
-        except Exception as exc:
-            await record_task_failure(context, name, outbox_id, exc, policy, now=clock())
+        await run_task(context, name, task, outbox_id, payload, policy, clock=clock)
 
     run.__name__ = name
     run.__qualname__ = name
     return run
+
+
+async def run_task(
+    context: TaskContext,
+    actor: str,
+    task: Task,
+    outbox_id: int,
+    payload: dict[str, Any],
+    policy: failed.FailurePolicy,
+    *,
+    clock: Callable[[], datetime],
+) -> None:
+    """Runs one message's task: counted as an attempt when it starts, its message leased to
+    it while it runs (renewed every third of the lease), and its failure recorded on the
+    message."""
+    lease = timedelta(seconds=context.settings.outbox_lease_seconds)
+    async with context.db.unit_of_work() as session:
+        if not await messages.start_run(session, outbox_id, utcnow() + lease):
+            # An earlier copy of the message finished it (or it was set aside): a message
+            # that waited in the broker longer than its lease was published again.
+            return
+
+    async def renew() -> None:
+        async with context.db.unit_of_work() as session:
+            await messages.extend_lease(session, outbox_id, utcnow() + lease)
+
+    try:
+        await keep_alive(
+            task(context, outbox_id=outbox_id, **payload),
+            renew,
+            every=beat_seconds(lease.total_seconds()),
+            name=actor,
+        )
+    except LeaseLost as exc:
+        # Its lease ran out (the heartbeat could not renew it) and another run holds the work.
+        log.warning("task lost its lease", actor=actor, outbox_id=outbox_id, reason=str(exc))
+    except Exception as exc:
+        await record_task_failure(context, actor, outbox_id, exc, policy, now=clock())
 
 
 def describe_error(exc: BaseException) -> str:
