@@ -355,3 +355,70 @@ def redis_namespace() -> Iterator[str]:
                 client.delete(*keys)
         finally:
             client.close()
+
+
+class RedisServer:
+    """A private ``redis-server`` on a free port of 127.0.0.1, without persistence, that a
+    test stops and starts again: an outage of Redis itself, which loses what it held."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Starts it (again, on the same port) and returns once it answers PING."""
+        import redis
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        log = (self.directory / "redis.log").open("ab")
+        try:
+            self.process = subprocess.Popen(
+                [
+                    *("redis-server", "--port", str(self.port), "--bind", "127.0.0.1"),
+                    *("--save", "", "--appendonly", "no", "--dir", str(self.directory)),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        finally:
+            log.close()
+        client = redis.Redis(port=self.port, socket_timeout=1.0, socket_connect_timeout=1.0)
+
+        def answers() -> bool | None:
+            try:
+                return True if client.ping() else None
+            except redis.RedisError:
+                return None
+
+        try:
+            wait_for(answers, timeout=timeout, interval=0.02, what="the private redis-server")
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        """Stops it (SIGTERM: it exits at once, keeping nothing)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+
+
+@contextlib.contextmanager
+def private_redis(directory: Path) -> Iterator[RedisServer]:
+    """A private Redis, running, stopped at the end whatever state the test left it in."""
+    server = RedisServer(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -524,20 +524,24 @@ async def test_polling_loop_steps_again_after_its_poll_interval() -> None:
         await loop.stop()
 
 
-async def test_a_failing_step_is_logged_and_the_loop_goes_on() -> None:
-    steps = Steps(fail_first=1)
+async def test_a_run_of_failing_steps_is_logged_once_and_its_end_once() -> None:
+    # A database or Redis away for a while fails every step: one line with the first one's
+    # traceback, not one per poll, and one when a step works again; the loop goes on.
+    steps = Steps(fail_first=3)
     loop = PollingLoop(steps, poll_seconds=NEVER, name="test loop")
     with capture_logs() as logs:
         loop.start()
         try:
-            await steps.calls_reach(1)
-            loop.wake()
-            await steps.calls_reach(2)
+            for calls in range(1, 6):
+                await steps.calls_reach(calls)
+                loop.wake()
         finally:
             await loop.stop()
-    (entry,) = logs
-    assert (entry["event"], entry["log_level"]) == ("test loop failed; retrying", "error")
-    assert entry["exc_info"] is True
+    failure, recovery = logs
+    assert (failure["event"], failure["log_level"]) == ("test loop failed; retrying", "error")
+    assert failure["exc_info"] is True
+    assert (recovery["event"], recovery["log_level"]) == ("test loop works again", "warning")
+    assert recovery["failed_steps"] == 3
 
 
 async def test_stop_cancels_a_step_under_way_and_later_wakes_do_nothing() -> None:

@@ -67,8 +67,9 @@ class Settings(BaseSettings):
 
     # Request rate limits (D25, D26): counted in memory, or in Redis when redis_url is set.
     rate_limit_enabled: bool = True
-    # When Redis cannot be reached: "fail-open" serves requests under this process's own
-    # counters; "fail-closed" answers 503. Either way the outage is logged.
+    # When Redis cannot be reached: "fail-open" serves requests (and sends webhooks) under
+    # this process's own counters; "fail-closed" answers 503 (and holds webhooks back until
+    # Redis answers). Either way the outage is logged once, and its end once.
     rate_limit_failure_mode: Literal["fail-open", "fail-closed"] = "fail-open"
     rate_limit_redis_timeout: float = Field(default=0.25, gt=0)
 

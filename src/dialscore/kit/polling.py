@@ -14,7 +14,9 @@ log = structlog.get_logger(__name__)
 class PollingLoop:
     """Runs ``step`` on the event loop it is started on, again and again: after each step it
     waits ``poll_seconds``, or less when ``wake()`` is called. A step that raises is logged
-    and the loop goes on; ``stop()`` cancels the step under way."""
+    and the loop goes on; a run of failures (a database or Redis away for a while) is logged
+    once, with the first one's traceback, and its end once. ``stop()`` cancels the step
+    under way."""
 
     def __init__(
         self, step: Callable[[], Awaitable[object]], *, poll_seconds: float, name: str
@@ -63,13 +65,20 @@ class PollingLoop:
             task.result()
 
     async def _run(self) -> None:
+        failures = 0
         while not self._stopping:
             try:
                 await self.step()
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception(f"{self.name} failed; retrying")
+                if not failures:
+                    log.exception(f"{self.name} failed; retrying")
+                failures += 1
+            else:
+                if failures:
+                    log.warning(f"{self.name} works again", failed_steps=failures)
+                failures = 0
             # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
             # cancellation that arrives as the event fires, and stop() would wait forever.
             with contextlib.suppress(TimeoutError):

@@ -3,7 +3,8 @@
 Runs in the worker process (beside the outbox relay). Each claimed delivery is leased for
 ``webhook_lease_seconds``, renewed every third of it while it is in flight; a worker that
 dies mid-send leaves its deliveries to be claimed again when the lease runs out, with the
-same envelope id (D22)."""
+same envelope id (D22). What cannot be sent now (the shared rate cannot be checked) is
+handed back at once, due for whichever worker claims next."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from dialscore.kit.polling import PollingLoop
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import sign
 from dialscore.webhooks.policy import DEFAULT_SCHEDULE, RetryPolicy, classify, parse_schedule
-from dialscore.webhooks.ratelimit import DeliveryRateLimiter
+from dialscore.webhooks.ratelimit import DeliveryRateLimiter, RateUnavailable
 from dialscore.webhooks.schemas import delivery_body
 from dialscore.webhooks.service import secret_box
 
@@ -157,9 +158,10 @@ class Dispatcher:
     # -- claiming ---------------------------------------------------------------------------------
 
     async def dispatch_due(self) -> int:
-        """Claims as many due deliveries as there are free places and starts sending them."""
+        """Claims as many due deliveries as there are free places and starts sending them;
+        nothing while the shared rate cannot be checked (fail-closed, Redis away)."""
         capacity = self.settings.webhook_max_in_flight - len(self._inflight)
-        if capacity <= 0:
+        if capacity <= 0 or not await self.limiter.available():
             return 0
         claimed = await self.claim(capacity)
         for item in claimed:
@@ -326,8 +328,13 @@ class Dispatcher:
         return Result(response.status_code, error, response.headers.get("retry-after"))
 
     async def deliver(self, item: Claimed) -> str:
-        """One attempt of one delivery; the delivery's state afterwards."""
-        await self.limiter.wait_for_slot(item.key, item.rate)
+        """One attempt of one delivery; the delivery's state afterwards (``released`` when it
+        was handed back unsent: its rate cannot be checked now)."""
+        try:
+            await self.limiter.wait_for_slot(item.key, item.rate)
+        except RateUnavailable:
+            await self._hand_back(self._lease_of(item))
+            return "released"
         started = utcnow()
         clock = time.monotonic()
         result = await self.send(item)

@@ -2,7 +2,10 @@
 second (plus a small margin for receivers' clocks), checked at the moment of sending.
 
 A sliding log of send times, in memory for one machine, and in Redis on the Redis clock for
-many, so every worker sharing a key shares one limit."""
+many, so every worker sharing a key shares one limit. When Redis cannot be reached, the
+request limits' failure mode applies (P27, P81): ``fail-open`` counts in this process until
+Redis answers again, ``fail-closed`` sends nothing (``RateUnavailable``) and the dispatcher
+claims nothing until Redis answers; Redis is tried again once a second either way."""
 
 from __future__ import annotations
 
@@ -10,11 +13,26 @@ import asyncio
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
+
+import redis.asyncio
+import structlog
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from dialscore.config import Settings
+
+log = structlog.get_logger(__name__)
 
 # Receivers see arrival times that vary by a few milliseconds; a slightly longer window
 # keeps any second they measure within the rate.
 WINDOW_SECONDS = 1.025
+# After Redis fails, how long the limiter goes without it before trying again.
+REDIS_RETRY_SECONDS = 1.0
+# What a call to Redis raises when Redis cannot answer it (an error reply included).
+REDIS_FAILURES = (RedisError, OSError)
 
 _ACQUIRE = """
 local t = redis.call('TIME')
@@ -32,10 +50,22 @@ return math.max(1, tonumber(oldest[2]) + window - now)
 """
 
 
+class RateUnavailable(Exception):
+    """The shared rate cannot be checked (Redis is away) and the operator chose fail-closed:
+    nothing may be sent until it can."""
+
+
 class DeliveryRateLimiter(Protocol):
     async def wait_for_slot(self, key: str, rate: float) -> None:
-        """Returns when a send for ``key`` may start now, and counts it."""
+        """Returns when a send for ``key`` may start now, and counts it; raises
+        ``RateUnavailable`` when no send may start at all for now."""
         ...
+
+    async def available(self) -> bool:
+        """Whether sends may be started (and so deliveries claimed) now."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 def _limit(rate: float) -> int:
@@ -43,35 +73,165 @@ def _limit(rate: float) -> int:
 
 
 class MemoryRateLimiter:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._sent: dict[str, deque[float]] = {}
 
+    def try_acquire(self, key: str, rate: float) -> float:
+        """Counts a send now and returns 0, or returns the seconds until one may start."""
+        now = self._clock()
+        sent = self._sent.setdefault(key, deque())
+        while sent and sent[0] <= now - WINDOW_SECONDS:
+            sent.popleft()
+        # No await between the check and the append: one event loop makes it atomic.
+        if len(sent) < _limit(rate):
+            sent.append(now)
+            return 0.0
+        return sent[0] + WINDOW_SECONDS - now
+
     async def wait_for_slot(self, key: str, rate: float) -> None:
-        limit = _limit(rate)
-        while True:
-            now = time.monotonic()
-            sent = self._sent.setdefault(key, deque())
-            while sent and sent[0] <= now - WINDOW_SECONDS:
-                sent.popleft()
-            # No await between the check and the append: one event loop makes it atomic.
-            if len(sent) < limit:
-                sent.append(now)
-                return
-            await asyncio.sleep(sent[0] + WINDOW_SECONDS - now)
+        while (wait := self.try_acquire(key, rate)) > 0:
+            await asyncio.sleep(wait)
+
+    async def available(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        self._sent.clear()
 
 
 class RedisRateLimiter:
+    """The sliding logs in Redis, on a ``redis.asyncio`` client (see ``redis_client``)."""
+
     def __init__(self, client: Any, namespace: str) -> None:
+        self._client = client
         self._namespace = namespace
         self._script = client.register_script(_ACQUIRE)
 
+    def key(self, key: str) -> str:
+        return f"{self._namespace}:webhook-rate:{{{key}}}"
+
+    async def try_acquire(self, key: str, rate: float) -> float:
+        """Counts a send now and returns 0, or returns the seconds until one may start."""
+        wait_us = await self._script(
+            keys=[self.key(key)],
+            args=[int(WINDOW_SECONDS * 1_000_000), _limit(rate), uuid.uuid4().hex],
+        )
+        return max(0, int(wait_us)) / 1_000_000
+
     async def wait_for_slot(self, key: str, rate: float) -> None:
-        window_us = int(WINDOW_SECONDS * 1_000_000)
-        while True:
-            wait_us = await self._script(
-                keys=[f"{self._namespace}:webhook-rate:{{{key}}}"],
-                args=[window_us, _limit(rate), uuid.uuid4().hex],
+        while (wait := await self.try_acquire(key, rate)) > 0:
+            await asyncio.sleep(wait)
+
+    async def available(self) -> bool:
+        return True
+
+    async def ping(self) -> None:
+        await self._client.ping()
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+def redis_client(url: str, *, timeout: float) -> Any:
+    """A client that fails a call quickly when Redis cannot answer it within ``timeout``:
+    the limiter decides when to try again. One immediate retry, on a new connection, so that
+    the pooled connections a restarted Redis closed do not each count as an outage."""
+    return redis.asyncio.Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 1),
+    )
+
+
+class SharedRateLimiter:
+    """The Redis limiter, with the failure mode for when Redis cannot be reached: one log
+    line when an outage starts and one when it ends, Redis tried again once a second (by
+    ``clock``)."""
+
+    def __init__(
+        self,
+        redis: RedisRateLimiter,
+        *,
+        fail_closed: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.redis = redis
+        self.fail_closed = fail_closed
+        self.fallback = MemoryRateLimiter()
+        self._clock = clock
+        self._down = False
+        self._skip_redis_until = 0.0
+
+    @property
+    def down(self) -> bool:
+        return self._down
+
+    def _redis_due(self) -> bool:
+        return not self._down or self._clock() >= self._skip_redis_until
+
+    def _failed(self, exc: Exception) -> None:
+        self._skip_redis_until = self._clock() + REDIS_RETRY_SECONDS
+        if not self._down:
+            self._down = True
+            log.error(
+                "webhook delivery rate cannot reach Redis",
+                error=str(exc) or type(exc).__name__,
+                mode="fail-closed" if self.fail_closed else "fail-open",
+                consequence="holding deliveries back"
+                if self.fail_closed
+                else "counting in this process only",
             )
-            if int(wait_us) <= 0:
+
+    def _reached(self) -> None:
+        if self._down:
+            self._down = False
+            log.warning("webhook delivery rate reaches Redis again; deliveries share it again")
+
+    async def wait_for_slot(self, key: str, rate: float) -> None:
+        while True:
+            if self._redis_due():
+                try:
+                    wait = await self.redis.try_acquire(key, rate)
+                except REDIS_FAILURES as exc:
+                    self._failed(exc)
+                else:
+                    self._reached()
+                    if wait <= 0:
+                        return
+                    await asyncio.sleep(wait)
+                    continue
+            if self.fail_closed:
+                raise RateUnavailable("the webhook delivery rate cannot be checked: Redis is away")
+            wait = self.fallback.try_acquire(key, rate)
+            if wait <= 0:
                 return
-            await asyncio.sleep(int(wait_us) / 1_000_000)
+            await asyncio.sleep(min(wait, REDIS_RETRY_SECONDS))
+
+    async def available(self) -> bool:
+        if not self.fail_closed or not self._down:
+            return True
+        if not self._redis_due():
+            return False
+        try:
+            await self.redis.ping()
+        except REDIS_FAILURES as exc:
+            self._failed(exc)
+            return False
+        self._reached()
+        return True
+
+    async def close(self) -> None:
+        await self.redis.close()
+
+
+def delivery_rate_limiter(settings: Settings) -> DeliveryRateLimiter:
+    """In Redis when ``redis_url`` is set (with the configured failure mode), else in memory."""
+    if not settings.redis_url:
+        return MemoryRateLimiter()
+    client = redis_client(settings.redis_url, timeout=settings.rate_limit_redis_timeout)
+    return SharedRateLimiter(
+        RedisRateLimiter(client, settings.redis_namespace),
+        fail_closed=settings.rate_limit_failure_mode == "fail-closed",
+    )

@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any
 
 import dramatiq
-import redis.asyncio
 import structlog
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
@@ -24,7 +23,7 @@ from dialscore.kit.db import Database
 from dialscore.kit.wakers import DISPATCHER, RELAY, Wakers
 from dialscore.scoring.providers import check_provider_settings
 from dialscore.webhooks.delivery import Dispatcher
-from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
+from dialscore.webhooks.ratelimit import delivery_rate_limiter
 from dialscore.worker.actors import Task, declare_actors, failure_policy
 from dialscore.worker.context import ClosesTaskContext, TaskContext
 from dialscore.worker.relay import Relay
@@ -114,14 +113,8 @@ class BackgroundWorker:
             poll_seconds=settings.relay_poll_seconds,
             max_attempts=settings.outbox_max_attempts,
         )
-        self._redis: Any = None
-        limiter: DeliveryRateLimiter
-        if settings.redis_url:
-            self._redis = redis.asyncio.Redis.from_url(settings.redis_url)
-            limiter = RedisRateLimiter(self._redis, settings.redis_namespace)
-        else:
-            limiter = MemoryRateLimiter()
-        self.dispatcher = Dispatcher(db, settings, limiter)
+        self.limiter = delivery_rate_limiter(settings)
+        self.dispatcher = Dispatcher(db, settings, self.limiter)
 
     def _publish(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         for actor_name, kwargs in batch:
@@ -144,8 +137,7 @@ class BackgroundWorker:
         self.wakers.unregister(DISPATCHER)
         await self.relay.stop()
         await self.dispatcher.stop()
-        if self._redis is not None:
-            await self._redis.aclose()
+        await self.limiter.close()
         await asyncio.to_thread(self.worker.stop, 30_000)
         self.broker.close()
 
