@@ -24,7 +24,7 @@ from dialscore.outbox import failed, messages
 from dialscore.worker.context import TaskContext
 from dialscore.worker.relay import Relay
 from dialscore.worker.runtime import BackgroundWorker
-from tests.processes import base_env, cli_error, cli_json
+from tests.processes import REDIS_URL, base_env, cli_error, cli_json, redis_namespace
 
 NOW = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 ACTOR = "flaky"
@@ -231,14 +231,25 @@ async def test_a_failed_task_comes_back_after_the_backoff_not_the_lease(
     assert task.calls == 2
 
 
+@pytest.mark.parametrize("broker", ["memory", "redis"])
 async def test_a_message_waiting_when_the_worker_starts_runs_with_its_context(
-    settings: Settings,
+    settings: Settings, broker: str
 ) -> None:
     """Tasks close over a context made before the worker takes any message: one waiting in
     the broker when the worker threads start (as a stopped worker leaves it in Redis) runs
     with it, instead of finding no context yet."""
     task = FlakyTask(failing=set())
     db = Database(settings.resolved_database_url)
+    with redis_namespace() as namespace:
+        if broker == "redis":
+            settings = settings.model_copy(
+                update={"redis_url": REDIS_URL, "redis_namespace": namespace}
+            )
+        await _run_the_waiting_message(settings, db, task)
+    assert task.calls == 1
+
+
+async def _run_the_waiting_message(settings: Settings, db: Database, task: FlakyTask) -> None:
     background = BackgroundWorker(settings, db, Wakers(), tasks={ACTOR: task})
     async with db.unit_of_work() as session:
         # Leased, as by the publication below, so that the relay leaves it alone.
@@ -254,7 +265,6 @@ async def test_a_message_waiting_when_the_worker_starts_runs_with_its_context(
     finally:
         await background.stop()
         await db.dispose()
-    assert task.calls == 1
 
 
 # -- the outbox functions, on a clock of their own -------------------------------------------

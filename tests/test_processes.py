@@ -148,6 +148,9 @@ def test_job_accepted_before_kill_is_processed_after_restart(
         assert job["processedCount"] == job["acceptedRecordCount"] == 200
         assert_all_scored(client, job_id, 200)
         assert credits_of(client) == pytest.approx(remaining)
+    # Stopped gracefully (P84): SIGTERM, and it exits 0 (SIGKILL would follow after 10 s).
+    restarted.stop()
+    assert restarted.process.returncode == 0, restarted.log_tail()
 
 
 def test_job_killed_mid_processing_counts_every_contact_once(

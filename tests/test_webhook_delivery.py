@@ -134,6 +134,8 @@ async def running(settings: Settings, **update: Any) -> AsyncIterator[Service]:
         "webhook_allow_private": True,
         "webhook_retry_schedule": FAST_SCHEDULE,
         "webhook_timeout": TIMEOUT,
+        # Stopping cuts deliveries still in flight short at once (hung receivers' included).
+        "shutdown_grace_seconds": 0.0,
         **update,
     }
     app = create_app(settings.model_copy(update=values), run_worker=True)

@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     # A worker's hold on a job it processes, renewed every third of it while the job runs:
     # a job whose worker died is taken over this long after its last renewal.
     job_lease_seconds: float = Field(default=10.0, gt=0)
+    # On SIGTERM, how long work in flight (jobs, webhook deliveries; with serve, requests
+    # first) may take to finish before the rest is stopped and handed back to other workers.
+    shutdown_grace_seconds: float = Field(default=10.0, ge=0)
 
     # Webhooks (D20-D24).
     webhook_allow_private: bool = False

@@ -28,7 +28,7 @@ from dialscore.jobs.schemas import (
 )
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
-from dialscore.kit.leases import LeaseLost, beat_seconds, keep_alive
+from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
 from dialscore.models import Contact, Job
 from dialscore.outbox import messages as outbox
 from dialscore.scoring import service as scoring
@@ -224,6 +224,10 @@ async def _score_and_save(
     return emitted
 
 
+def _never() -> bool:
+    return False
+
+
 async def process_job(
     db: Database,
     *,
@@ -234,16 +238,18 @@ async def process_job(
     verifiers: Sequence[VerificationProvider] = (),
     collect_all: bool = False,
     on_events: Callable[[], None] | None = None,
+    should_stop: Callable[[], bool] = _never,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
 
     Safe to run again after a crash or a redelivered message: the job lease keeps a second
     worker out (a heartbeat renews it while the job runs, and every write checks it), each
     batch commits its contacts with the job's progress, and the terminal transition is
-    conditional. ``on_events`` is called after a commit that wrote webhook events. When the
-    run is cancelled or fails, the job is given up for the next run at once. ``LeaseLost``
-    says that another worker took the job over. Returns the terminal status set by this call,
-    if any."""
+    conditional. ``on_events`` is called after a commit that wrote webhook events. When
+    ``should_stop`` says so between batches, ``WorkStopped`` is raised; then, as when the run
+    is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
+    that another worker took the job over. Returns the terminal status set by this call, if
+    any."""
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
@@ -268,6 +274,7 @@ async def process_job(
         verifiers=verifiers,
         collect_all=collect_all,
         on_events=on_events,
+        should_stop=should_stop,
     )
     try:
         return await keep_alive(
@@ -279,7 +286,7 @@ async def process_job(
     except LeaseLost:
         raise  # the job is another worker's now
     except (Exception, asyncio.CancelledError):
-        # Cancelled or failed: the job is free for the next run at once, rather
+        # Stopped, cancelled or failed: the job is free for the next run at once, rather
         # than when the lease would have run out.
         with contextlib.suppress(Exception):
             await lease.release()
@@ -296,6 +303,7 @@ async def _process(
     verifiers: Sequence[VerificationProvider],
     collect_all: bool,
     on_events: Callable[[], None] | None,
+    should_stop: Callable[[], bool],
 ) -> str | None:
     db, job_id = lease.db, job.id
     # The job's numbers are indexed before any is scored, so that every batch sees the
@@ -314,6 +322,8 @@ async def _process(
     upcoming = _enriching(job, batch, sources, collect_all)
     try:
         while upcoming is not None:  # None once there is no batch
+            if should_stop():
+                raise WorkStopped(f"job {job_id} stopped between batches")
             found = await upcoming
             async with db.read() as session:
                 following = await repo.pending_contacts(

@@ -16,8 +16,8 @@ from dialscore.scoring.providers import VerificationProvider
 
 class JobContext(Protocol):
     """What a task of jobs uses, given by the worker that runs it: the settings, a database
-    for the worker's event loop, the enrichment sources and verification providers, and the
-    process's wakers."""
+    for the worker's event loop, the enrichment sources and verification providers, the
+    process's wakers, and whether the process is stopping."""
 
     @property
     def settings(self) -> Settings: ...
@@ -34,6 +34,9 @@ class JobContext(Protocol):
     @property
     def wakers(self) -> Wakers: ...
 
+    @property
+    def stopping(self) -> bool: ...
+
 
 async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> None:
     settings = context.settings
@@ -49,6 +52,8 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         verifiers=context.providers,
         collect_all=settings.enrichment_collect_all,
         on_events=lambda: context.wakers.wake(DISPATCHER),
+        # A job stops after its batch when the process stops, and another worker goes on.
+        should_stop=lambda: context.stopping,
     )
 
 

@@ -22,6 +22,10 @@ class LeaseLost(Exception):
     """Another worker holds what this one was working on: its lease ran out and was taken."""
 
 
+class WorkStopped(Exception):
+    """The work stopped because its process is stopping, after handing back what it held."""
+
+
 def beat_seconds(lease_seconds: float) -> float:
     return lease_seconds / BEATS_PER_LEASE
 

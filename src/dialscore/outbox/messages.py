@@ -52,9 +52,15 @@ async def extend_lease(session: AsyncSession, outbox_id: int, until: datetime) -
     )
 
 
+async def release(session: AsyncSession, outbox_id: int, now: datetime) -> None:
+    """Makes a message that this process took but did not start due again at once."""
+    await extend_lease(session, outbox_id, now)
+
+
 async def defer(session: AsyncSession, outbox_id: int, until: datetime) -> None:
     """Leaves the message for later without doing its work (say, another worker holds what
-    it is about): published again at ``until``, and this run is not a failed attempt."""
+    it is about, or this process is stopping): published again at ``until``, and this run
+    is not a failed attempt."""
     await session.execute(
         update(OutboxMessage)
         .where(OutboxMessage.id == outbox_id)

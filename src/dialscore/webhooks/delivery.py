@@ -3,8 +3,8 @@
 Runs in the worker process (beside the outbox relay). Each claimed delivery is leased for
 ``webhook_lease_seconds``, renewed every third of it while it is in flight; a worker that
 dies mid-send leaves its deliveries to be claimed again when the lease runs out, with the
-same envelope id (D22). What cannot be sent now (the shared rate cannot be checked) is
-handed back at once, due for whichever worker claims next."""
+same envelope id (D22). What cannot be sent now (the shared rate cannot be checked, the
+process is stopping) is handed back at once, due for whichever worker claims next."""
 
 from __future__ import annotations
 
@@ -103,8 +103,10 @@ class Dispatcher:
         self.lease = timedelta(seconds=settings.webhook_lease_seconds)
         self.rng = rng or random.Random()
         self._inflight: set[asyncio.Task[None]] = set()
-        # Deliveries claimed and not yet recorded, by id: the end of their lease as last written.
+        # Deliveries claimed and not yet recorded, by id: the end of their lease as last
+        # written. Those cancelled by stop() wait in _abandoned to be handed back.
         self._leases: dict[str, datetime] = {}
+        self._abandoned: dict[str, datetime] = {}
         self._per_key: Counter[str] = Counter()
         self._per_origin: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
@@ -138,8 +140,12 @@ class Dispatcher:
         self.loop.start()
         self.heartbeat.start()
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = 0.0) -> None:
+        """Stops claiming, lets the deliveries in flight finish for up to ``grace`` seconds,
+        then cuts the rest short and hands them back, due at once for another worker."""
         await self.loop.stop()
+        if self._inflight and grace > 0:
+            await asyncio.wait(list(self._inflight), timeout=grace)
         # Every delivery in flight ends before the client and the database go: one left
         # running would record its attempt through a closed connection and never finish.
         while self._inflight:
@@ -147,6 +153,8 @@ class Dispatcher:
                 inflight.cancel()
             await asyncio.wait(list(self._inflight), timeout=1.0)
         await self.heartbeat.stop()
+        abandoned, self._abandoned = self._abandoned, {}
+        await self._hand_back(abandoned)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -286,6 +294,8 @@ class Dispatcher:
         try:
             await self.deliver(item)
         except asyncio.CancelledError:
+            # Cut short by stop(): handed back once every delivery in flight has ended.
+            self._abandoned.update(self._lease_of(item))
             raise
         except Exception:
             log.exception("webhook delivery failed unexpectedly", delivery=item.delivery_id)

@@ -4,6 +4,7 @@ through its outbox message, never by Dramatiq."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,7 +14,7 @@ import structlog
 
 from dialscore.config import Settings
 from dialscore.kit.clock import utcnow
-from dialscore.kit.leases import LeaseLost, beat_seconds, keep_alive
+from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
 from dialscore.outbox import failed, messages
 from dialscore.worker.context import TaskContext
 
@@ -82,9 +83,13 @@ async def run_task(
     clock: Callable[[], datetime],
 ) -> None:
     """Runs one message's task: counted as an attempt when it starts, its message leased to
-    it while it runs (renewed every third of the lease), and its failure recorded on the
-    message."""
+    it while it runs (renewed every third of the lease), handed back at once when the
+    process stops, and its failure recorded on the message."""
     lease = timedelta(seconds=context.settings.outbox_lease_seconds)
+    if context.stopping:
+        # Taken from the broker after the process began to stop: another worker runs it.
+        await _hand_back(context, actor, outbox_id, started=False)
+        return
     async with context.db.unit_of_work() as session:
         if not await messages.start_run(session, outbox_id, utcnow() + lease):
             # An earlier copy of the message finished it (or it was set aside): a message
@@ -95,6 +100,9 @@ async def run_task(
         async with context.db.unit_of_work() as session:
             await messages.extend_lease(session, outbox_id, utcnow() + lease)
 
+    current = asyncio.current_task()
+    if current is not None:
+        context.runs.add(current)
     try:
         await keep_alive(
             task(context, outbox_id=outbox_id, **payload),
@@ -102,11 +110,36 @@ async def run_task(
             every=beat_seconds(lease.total_seconds()),
             name=actor,
         )
+    except (WorkStopped, asyncio.CancelledError):
+        # The process is stopping (or the task outlived Dramatiq's time limit): not a failed
+        # attempt, and due again at once for another worker. The cancellation ends here, at
+        # the top of the message's coroutine, so that Dramatiq takes the message as handled:
+        # the outbox, not the broker, brings it back.
+        await _hand_back(context, actor, outbox_id, started=True)
     except LeaseLost as exc:
         # Its lease ran out (the heartbeat could not renew it) and another run holds the work.
         log.warning("task lost its lease", actor=actor, outbox_id=outbox_id, reason=str(exc))
     except Exception as exc:
         await record_task_failure(context, actor, outbox_id, exc, policy, now=clock())
+    finally:
+        if current is not None:
+            context.runs.discard(current)
+
+
+async def _hand_back(context: TaskContext, actor: str, outbox_id: int, *, started: bool) -> None:
+    """Makes a message this process will not finish due at once for another worker; a run
+    it started and stopped is not counted as a failed attempt."""
+    try:
+        async with context.db.unit_of_work() as session:
+            if started:
+                await messages.defer(session, outbox_id, utcnow())
+            else:
+                await messages.release(session, outbox_id, utcnow())
+    except Exception:
+        # Its lease runs out soon enough, and it is published again then.
+        log.exception("could not hand back a task's message", actor=actor, outbox_id=outbox_id)
+        return
+    log.info("task handed back to other workers", actor=actor, outbox_id=outbox_id)
 
 
 def describe_error(exc: BaseException) -> str:

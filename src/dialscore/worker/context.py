@@ -1,8 +1,10 @@
 """What the tasks of a worker process use: settings, a database for the worker's event loop,
-providers made on first use, and the process's wakers."""
+providers made on first use, the process's wakers, and whether the process is stopping."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,24 @@ class TaskContext:
     # The enrichment waterfall, in the operator's order, made on first use likewise.
     _enrichment: list[EnrichmentSource] | None = None
     _enrichment_providers: dict[str, EnrichmentProvider] | None = None
+    # Set when the process stops: runs taken after it are handed back, jobs stop after
+    # their batch. An Event, since the stop comes from another thread than the tasks'.
+    _stop: threading.Event = field(default_factory=threading.Event)
+    # The runs under way, as tasks of the worker's event loop (changed only there).
+    runs: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def stop(self) -> None:
+        """Asks the tasks to stop; safe from any thread."""
+        self._stop.set()
+
+    def cancel_runs(self) -> None:
+        """Cancels every run under way; call it on the worker's event loop."""
+        for run in list(self.runs):
+            run.cancel()
 
     @property
     def providers(self) -> list[VerificationProvider]:

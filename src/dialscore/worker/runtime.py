@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 import dramatiq
 import structlog
+from dramatiq.asyncio import get_event_loop_thread
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO, TimeLimit, default_middleware
@@ -29,6 +31,11 @@ from dialscore.worker.context import ClosesTaskContext, TaskContext
 from dialscore.worker.relay import Relay
 
 log = structlog.get_logger(__name__)
+
+# After the grace time, how long runs that were cancelled get to hand back their work.
+_CANCEL_SECONDS = 5.0
+# How often stop() looks whether the runs under way have ended.
+_STOP_POLL_SECONDS = 0.05
 
 
 class _ProcessTimeLimit(TimeLimit):
@@ -132,14 +139,43 @@ class BackgroundWorker:
         self.wakers.register(RELAY, self.relay.wake)
         self.wakers.register(DISPATCHER, self.dispatcher.wake)
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float | None = None) -> None:
+        """Stops claiming work; lets the jobs and deliveries in flight finish for up to
+        ``grace`` seconds (``shutdown_grace_seconds``), jobs stopping after their batch; then
+        cuts the rest short. Whatever was not finished is handed back, due at once for other
+        workers, and counts as no failed attempt."""
+        grace = self.settings.shutdown_grace_seconds if grace is None else grace
+        deadline = time.monotonic() + grace
         self.wakers.unregister(RELAY)
         self.wakers.unregister(DISPATCHER)
         await self.relay.stop()
-        await self.dispatcher.stop()
+        self.context.stop()
+        # Worker threads take no new message once their current one ends (one taken
+        # meanwhile is handed back), and the broker keeps those not taken: the Redis broker
+        # gets back those fetched ahead when the worker stops. Only the threads: a paused
+        # Dramatiq consumer waits seconds before it looks again.
+        for thread in self.worker.workers:
+            thread.pause()
+        await asyncio.gather(self.dispatcher.stop(grace), self._end_runs(deadline))
         await self.limiter.close()
         await asyncio.to_thread(self.worker.stop, 30_000)
         self.broker.close()
+
+    async def _end_runs(self, deadline: float) -> None:
+        """Waits for the runs under way to end until ``deadline``, then cancels the rest and
+        waits (bounded) for them to hand their work back."""
+        while self.context.runs and time.monotonic() < deadline:
+            await asyncio.sleep(_STOP_POLL_SECONDS)
+        loop_thread = get_event_loop_thread()
+        if not self.context.runs or loop_thread is None:
+            return
+        log.warning(
+            "stopping tasks still running after the grace time", count=len(self.context.runs)
+        )
+        loop_thread.loop.call_soon_threadsafe(self.context.cancel_runs)
+        ends = time.monotonic() + _CANCEL_SECONDS
+        while self.context.runs and time.monotonic() < ends:
+            await asyncio.sleep(_STOP_POLL_SECONDS)
 
     def join(self) -> None:
         """Waits until every queue is empty and idle (in-memory broker only; for tests)."""
