@@ -35,6 +35,7 @@ from dialscore.kit.openapi import (
     restore_examples,
 )
 from dialscore.kit.wakers import Wakers
+from dialscore.monitoring.endpoints import install as install_metrics
 from dialscore.ratelimit.endpoints import router as quota_router
 from dialscore.ratelimit.middleware import RateLimitMiddleware
 from dialscore.ratelimit.service import RequestLimiter
@@ -174,6 +175,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         app.add_middleware(RateLimitMiddleware, limiter=limiter)
     # Added last, so outermost: the limiter's own answers (429, 503) get the headers too.
     app.add_middleware(DeprecationMiddleware)
+    # Outermost of all: every answer is counted, the deprecated paths' and limiter's too.
+    install_metrics(app, settings)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

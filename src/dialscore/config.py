@@ -27,6 +27,11 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
+    # /metrics on a port of its own (and not on the API's); for 'dialscore worker', the only
+    # way its counts are served unless PROMETHEUS_MULTIPROC_DIR shares them (P85, P86).
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    # Where that port listens; DIALSCORE_HOST when unset.
+    metrics_host: str | None = None
 
     log_format: Literal["console", "json"] = "console"
     log_level: str = "INFO"

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import math
 import signal
+import socket
 from typing import Annotated
 
 import structlog
 import typer
 
 from dialscore.cli.output import emit, fail, prepare_database
-from dialscore.config import get_settings
+from dialscore.config import Settings, get_settings
 from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.logging import configure_logging
+from dialscore.kit.metrics import MULTIPROCESS_ENV, multiprocess_dir, multiprocess_dir_problem
+from dialscore.monitoring.endpoints import serve_metrics
 
 
 def register(app: typer.Typer) -> None:
@@ -35,22 +39,29 @@ def serve(
     from dialscore.app import create_app
 
     settings = get_settings()
+    # Before the start-up (migrations, the worker), which takes seconds.
+    refuse_unusable_metrics(settings)
     configure_logging(settings.log_format, settings.log_level)
     prepare_database(settings)
     app = create_app(settings, run_worker=not no_worker)
     tune_garbage_collector()
+    metrics = serve_metrics(settings)
     # uvicorn stops gracefully on SIGTERM (requests in flight, then the lifespan, which stops
     # the worker), then raises the signal again under the handler it found: this one, so
     # that a graceful stop exits 0 instead of dying by the signal.
     signal.signal(signal.SIGTERM, _exit_cleanly)
-    uvicorn.run(
-        app,
-        host=host or settings.host,
-        port=port or settings.port,
-        log_level=settings.log_level.lower(),
-        proxy_headers=True,
-        timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_seconds),
-    )
+    try:
+        uvicorn.run(
+            app,
+            host=host or settings.host,
+            port=port or settings.port,
+            log_level=settings.log_level.lower(),
+            proxy_headers=True,
+            timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_seconds),
+        )
+    finally:
+        if metrics is not None:
+            metrics.close()
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:
@@ -67,10 +78,17 @@ def worker() -> None:
     # Stopped before it runs anything, it has nothing to hand back: exit 0 at once.
     signal.signal(signal.SIGTERM, _exit_cleanly)
     settings = get_settings()
+    refuse_unusable_metrics(settings)
     configure_logging(settings.log_format, settings.log_level)
     prepare_database(settings)
     tune_garbage_collector()
     log = structlog.get_logger(__name__)
+    metrics = serve_metrics(settings)
+    if metrics is None and multiprocess_dir() is None:
+        log.info(
+            f"this worker's metrics are not served: set DIALSCORE_METRICS_PORT, or share "
+            f"{MULTIPROCESS_ENV} with a process that serves them"
+        )
 
     async def run() -> None:
         db = Database(settings.resolved_database_url)
@@ -88,7 +106,11 @@ def worker() -> None:
             await background.stop()
             await db.dispose()
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    finally:
+        if metrics is not None:
+            metrics.close()
 
 
 def migrate() -> None:
@@ -101,3 +123,31 @@ def migrate() -> None:
     except Exception as exc:
         fail(f"migration failed: {exc}")
     emit({"migrated": True})
+
+
+def refuse_busy_port(host: str, port: int, setting: str) -> None:
+    """Exits with an error naming ``setting`` when ``host:port`` cannot be listened on."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As the server itself will: a port whose last connections linger is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                fail(
+                    f"port {port} of {host} is already in use, perhaps by another dialscore: "
+                    f"stop it, or choose another port with {setting}"
+                )
+            fail(f"cannot listen on {host} port {port}: {exc.strerror or exc}")
+
+
+def refuse_unusable_metrics(settings: Settings) -> None:
+    """Also refuses a multiprocess directory that cannot be used, the other way the metrics
+    can stop a start."""
+    problem = multiprocess_dir_problem()
+    if problem is not None:
+        fail(problem)
+    if settings.metrics_port is not None:
+        host = settings.metrics_host or settings.host
+        refuse_busy_port(host, settings.metrics_port, "DIALSCORE_METRICS_PORT")

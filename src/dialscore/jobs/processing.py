@@ -26,6 +26,7 @@ from dialscore.jobs.schemas import (
     present_callback_contact,
     present_contact,
 )
+from dialscore.kit import metrics
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
@@ -221,6 +222,11 @@ async def _score_and_save(
             rejected=sum(1 for r in results if r["state"] == "rejected"),
             now=utcnow(),
         )
+    metrics.observe_contacts(
+        job.scoring_type,
+        enriching=job.job_type in ENRICHMENT_JOB_TYPES,
+        lead_statuses=[r.get("lead_status") for r in results],
+    )
     return emitted
 
 
@@ -372,4 +378,6 @@ async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
                 job_id=job.id,
             )
         await outbox.finish(session, outbox_id)
+    if finalized:
+        metrics.observe_job_finished(job.job_type, status, job.created_at, now)
     return status if finalized else None

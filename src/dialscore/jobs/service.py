@@ -18,6 +18,7 @@ from dialscore.identity.keys import person_from_fields, record_keys
 from dialscore.jobs import repository as repo
 from dialscore.jobs.repository import ResultRow
 from dialscore.jobs.schemas import TERMINAL_STATES, Kind, NewContact, OpenedJob
+from dialscore.kit import metrics
 from dialscore.kit.clock import new_id, require_uuid
 from dialscore.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from dialscore.kit.pagination import PageRequest
@@ -111,6 +112,7 @@ async def create_job(
     units, cost = cost_of(principal.plan, kind, contacts)
     if not contacts:
         remaining = await accounts.current_balance(session, principal.client_id)
+        metrics.observe_submission(job_type, source, total=total, accepted=0)
         return OpenedJob(None, Decimal(0), remaining, units, 0)
     job = Job(
         id=new_id(),
@@ -152,6 +154,7 @@ async def create_job(
         for start in range(0, len(built), INSERT_BATCH):
             await repo.insert_contacts(session, built[start : start + INSERT_BATCH])
     outbox.enqueue(session, PROCESS_JOB, {"job_id": job.id})
+    metrics.observe_submission(job_type, source, total=total, accepted=len(contacts))
     return OpenedJob(job.id, cost, remaining, units, len(contacts))
 
 

@@ -15,6 +15,7 @@ import httpx
 import structlog
 
 from dialscore import __version__
+from dialscore.kit import metrics
 from dialscore.kit.clock import utcnow
 
 log = structlog.get_logger(__name__)
@@ -340,9 +341,18 @@ class PacedClient:
     ) -> httpx.Response:
         async with self._in_flight:
             await self._bucket.acquire()
-            # httpx times each phase alone; this bounds the whole request.
-            async with asyncio.timeout(self._timeout):
-                return await self._client.request(method, path, params=params, json=json)
+            started = time.perf_counter()
+            try:
+                # httpx times each phase alone; this bounds the whole request.
+                async with asyncio.timeout(self._timeout):
+                    response = await self._client.request(method, path, params=params, json=json)
+            except BaseException as exc:
+                metrics.observe_provider_failure(self.provider, exc, started)
+                raise
+            metrics.observe_provider_answer(
+                self.provider, response.status_code, self._refused_statuses, started
+            )
+            return response
 
     def _refused(self, response: httpx.Response) -> ProviderUnavailable:
         reason = f"credentials refused (HTTP {response.status_code})"

@@ -10,6 +10,7 @@ import structlog
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from dialscore.kit import metrics
 from dialscore.kit.deps import AppState
 from dialscore.ratelimit.service import LimiterUnavailable, RequestLimiter, unconsumed
 from dialscore.ratelimit.windows import Decision
@@ -102,6 +103,7 @@ class RateLimitMiddleware:
         extra = rate_headers(decision)
         # The quota call counts nothing, so it cannot go over a tier: it always answers.
         if consume and not decision.allowed:
+            metrics.observe_rate_limited(decision.blocked)
             body, headers = too_many(decision)
             await _answer(send, 429, body, [*headers, *extra])
             return

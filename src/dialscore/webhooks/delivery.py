@@ -22,7 +22,7 @@ import structlog
 from dialscore import __version__
 from dialscore.accounts.service import effective_plan
 from dialscore.config import Settings
-from dialscore.kit import outbound
+from dialscore.kit import metrics, outbound
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.leases import beat_seconds
@@ -60,6 +60,8 @@ class Claimed:
     # The end of the lease the claim wrote: the dispatcher's token for renewing and handing
     # back the delivery while its attempt is not recorded.
     leased_until: datetime
+    # When the event was made, for the delivery latency metric.
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +255,7 @@ class Dispatcher:
                         attempts=delivery.attempts,
                         first_attempt_at=delivery.first_attempt_at,
                         leased_until=until,
+                        created_at=delivery.created_at,
                     )
                 )
         return claimed
@@ -386,6 +389,14 @@ class Dispatcher:
                 attempted_at=started,
                 values=values,
             )
+        metrics.observe_webhook_attempt(
+            item.key.partition(":")[2],
+            outcome,
+            result.status_code,
+            seconds=duration_ms / 1000,
+            created_at=item.created_at,
+            now=now,
+        )
         return outcome
 
 
