@@ -25,7 +25,7 @@ from dialscore.kit.errors import (
     Unauthorized,
 )
 from dialscore.kit.pagination import PageRequest
-from dialscore.kit.security import InvalidToken, issue_api_key, read_api_key
+from dialscore.kit.security import ForeignSignature, InvalidToken, issue_api_key, read_api_key
 from dialscore.kit.text import text_problem
 from dialscore.models import ApiKey, Client, CreditLedgerEntry, Plan, User
 
@@ -101,6 +101,12 @@ async def _authenticate(
     token = bearer_token(authorization)
     try:
         claims = read_api_key(secret, token)
+    except ForeignSignature:
+        # What a key made by 'dialscore admin' run with another data directory gets (P87).
+        raise Unauthorized(
+            "invalid API key: it was not signed with this server's secret key (a key made "
+            "with another data directory or DIALSCORE_SECRET_KEY is not valid here)"
+        ) from None
     except InvalidToken:
         raise Unauthorized("invalid API key") from None
     rows = await repo.principal_rows(session, claims.key_id)

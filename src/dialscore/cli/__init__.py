@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from dialscore.cli.admin import admin
 from dialscore.cli.imports import imports
+from dialscore.cli.output import DATA_DIR_ENV
 from dialscore.cli.server import register
 
 app = typer.Typer(
@@ -13,6 +18,28 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+@app.callback()
+def options(
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help=(
+                "The service's data directory: its embedded database and generated secret key "
+                f"(default ./var, or {DATA_DIR_ENV})"
+            ),
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Options for every command; give them before the command's name."""
+    if data_dir is not None:
+        # Read by every command's settings, as if it had been set in the environment.
+        os.environ[DATA_DIR_ENV] = str(data_dir)
+
+
 register(app)
 app.add_typer(admin, name="admin")
 app.add_typer(imports, name="import")

@@ -22,8 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from dialscore.cli.output import emit, fail, prepare_database
-from dialscore.config import get_settings
+from dialscore.cli.output import emit, fail, prepare_database, service_settings
 from dialscore.enrichment import directory as people
 from dialscore.kit import bulkload
 from dialscore.kit.linefiles import FileFormatError, LineCounts
@@ -74,7 +73,7 @@ def _run(path: Path, what: str, load: Callable[[str, bulkload.Progress], T]) -> 
         fail(f"no such file: {path}")
     if not path.is_file():
         fail(f"not a file: {path}")
-    settings = get_settings()
+    settings = service_settings()
     prepare_database(settings)
     try:
         with _progress_bar(what) as progress:

@@ -39,7 +39,9 @@ def serve(
     from dialscore.app import create_app
 
     settings = get_settings()
+    host, port = host or settings.host, port or settings.port
     # Before the start-up (migrations, the worker), which takes seconds.
+    refuse_busy_port(host, port, "--port or DIALSCORE_PORT")
     refuse_unusable_metrics(settings)
     configure_logging(settings.log_format, settings.log_level)
     prepare_database(settings)
@@ -53,8 +55,8 @@ def serve(
     try:
         uvicorn.run(
             app,
-            host=host or settings.host,
-            port=port or settings.port,
+            host=host,
+            port=port,
             log_level=settings.log_level.lower(),
             proxy_headers=True,
             timeout_graceful_shutdown=math.ceil(settings.shutdown_grace_seconds),

@@ -59,6 +59,12 @@ def install(app: FastAPI) -> None:
         raise PageNotFound()
 
     app.include_router(router)
+
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    async def root() -> RedirectResponse:
+        # Someone who opens the service's address in a browser wants the web app.
+        return RedirectResponse(PREFIX, status_code=307)
+
     app.add_exception_handler(PageNotFound, _not_found)
     app.add_exception_handler(SignInRequired, _sign_in_required)
     app.add_exception_handler(FormExpired, _form_expired)

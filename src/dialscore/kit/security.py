@@ -22,6 +22,10 @@ class InvalidToken(Exception):
     pass
 
 
+class ForeignSignature(InvalidToken):
+    """A well-formed key signed with another secret key than this server's."""
+
+
 def issue_api_key(
     secret: str,
     *,
@@ -50,6 +54,8 @@ def read_api_key(secret: str, token: str) -> KeyClaims:
             algorithms=["HS256"],
             options={"require": ["sub", "cid", "jti", "iat"]},
         )
+    except jwt.InvalidSignatureError as exc:
+        raise ForeignSignature(str(exc)) from exc
     except jwt.PyJWTError as exc:
         raise InvalidToken(str(exc)) from exc
     values = (claims.get("sub"), claims.get("cid"), claims.get("jti"))

@@ -1,0 +1,95 @@
+"""The example receiver of the README (examples/webhook_receiver.py), run as its users run it,
+takes real deliveries: signatures checked on the raw bytes, repeats dropped by id."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dialscore.app import create_app
+from dialscore.config import Settings
+from dialscore.webhooks import sign
+from tests.conftest import SECRET
+from tests.processes import free_port
+from tests.support import V2, contact, make_tenant, settle, state_of, submit
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "webhook_receiver.py"
+
+pytestmark = pytest.mark.slow
+
+
+def kept(db_path: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(db_path) as db:
+        return [tuple(row) for row in db.execute("SELECT id, event_type, body FROM events")]
+
+
+async def test_the_example_receiver_keeps_real_deliveries_once_and_refuses_bad_signatures(
+    settings: Settings, tmp_path: Path
+) -> None:
+    app = create_app(settings.model_copy(update={"webhook_allow_private": True}), run_worker=True)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/hook"
+    events_db = tmp_path / "events.db"
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+            tenant = await make_tenant(state_of(app).db, SECRET)
+            events = ["job.contact.scored", "job.completed"]
+            created = await api.post(
+                f"{V2}/webhooks",
+                json={"name": "example", "url": url, "eventTypes": events},
+                headers=tenant.headers,
+            )
+            secret = created.json()["data"]["secret"]
+            receiver = subprocess.Popen(
+                [sys.executable, str(EXAMPLE), "--port", str(port), "--db", str(events_db)],
+                env={"WEBHOOK_SECRET": secret, "PATH": "/usr/bin:/bin"},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            try:
+                assert receiver.stdout is not None
+                assert receiver.stdout.readline().startswith(f"receiving on {url[:-5]}")
+                contacts = [contact("Ann", "Lee", "+14155552671"), contact("Bo", "Ray")]
+                assert (await submit(api, tenant, contacts)).status_code == 200
+                await settle(app)
+                rows = kept(events_db)
+                assert sorted(r[1] for r in rows) == ["job.completed", *["job.contact.scored"] * 2]
+
+                # A retry brings the same bytes and id: answered 200, kept once.
+                event_id, _, body = rows[0]
+                raw = body.encode()
+                async with httpx.AsyncClient(trust_env=False) as client:
+                    again = await client.post(
+                        url, content=raw, headers={"x-service-signature": sign(secret, raw)}
+                    )
+                    assert again.status_code == 200 and again.json() == {"status": "already kept"}
+                    forged = raw.replace(b'"apiVersion"', b' "apiVersion"')
+                    refused = await client.post(
+                        url, content=forged, headers={"X-Service-Signature": sign(secret, raw)}
+                    )
+                    assert refused.status_code == 401
+                    unsigned = await client.post(url, content=raw)
+                    assert unsigned.status_code == 401
+                assert len(kept(events_db)) == 3
+                # Delivered once each: the deliveries' log shows no retry.
+                webhook_id = created.json()["data"]["id"]
+                log = await api.get(
+                    f"{V2}/webhooks/{webhook_id}/deliveries", headers=tenant.headers
+                )
+                states = [d["state"] for d in log.json()["data"]["deliveries"]]
+                assert states == ["delivered"] * 3, log.text
+            finally:
+                receiver.terminate()
+                output, _ = receiver.communicate(timeout=10)
+    printed = output.splitlines()
+    assert sum(line.startswith("scored ") for line in printed) == 2, output
+    assert any(line.startswith("job ") and line.endswith(" Finalized") for line in printed)
+    assert json.loads(rows[0][2])["id"] == event_id
