@@ -141,7 +141,7 @@ async def test_empty_token_is_401(
 @pytest.mark.parametrize(("method", "path", "body"), ENDPOINTS)
 @pytest.mark.parametrize(
     "token",
-    ["garbage", "a.b.c", "eyJhbGciOiJIUzI1NiJ9.e30.x", str(uuid.uuid4())],
+    ["garbage", "a.b.c", "eyJhbGciOiJIUzI1NiJ9.e30.x", "0b4a6d1e-5b8f-4f7a-9a54-3c2d1e0f9a87"],
 )
 async def test_garbage_token_is_401(
     api: httpx.AsyncClient,
