@@ -183,9 +183,7 @@ def prior_table(numbers: Sequence[SimNumber]) -> None:
 def run_one(
     world: World, seed: int, args: argparse.Namespace, role: str
 ) -> tuple[Run, list[SimNumber]]:
-    contacts = world.build(seed, args.contacts)
-    score_world(contacts)
-    draw_later(_later_rng(world.name, seed), contacts, args.later)
+    contacts = played(world, seed, args.contacts, args.later)
     numbers = [n for c in contacts for n in c.numbers]
     countries = Counter(n.country for n in numbers)
     mix = ", ".join(f"{k} {v * 100 / len(numbers):.0f} %" for k, v in sorted(countries.items()))
@@ -207,6 +205,14 @@ def run_one(
         state_matrix(numbers)
         prior_table(numbers)
     return Run(world.name, role, seed, everything, known), numbers
+
+
+def played(world: World, seed: int, contacts: int, later: int) -> list[SimContact]:
+    """One world's contacts for one seed, scored by the engine, with their later calls."""
+    built = world.build(seed, contacts)
+    score_world(built)
+    draw_later(_later_rng(world.name, seed), built, later)
+    return built
 
 
 def _later_rng(world: str, seed: int) -> random.Random:
@@ -266,6 +272,11 @@ def _worlds(args: argparse.Namespace) -> dict[str, World]:
         shared_share=WORLD_A.shared_share,
         first_mix=first_mix,
     )
+    return worlds(settings)
+
+
+def worlds(settings: WorldSettings = WORLD_A) -> dict[str, World]:
+    """The worlds by name, world A with ``settings`` (by default as the flags leave it)."""
     return {"A": world_a(settings), "B": life_world(WORLD_B), "C": life_world(WORLD_C)}
 
 
