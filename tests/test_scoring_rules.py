@@ -640,6 +640,17 @@ def test_an_hq_hint_does_not_override_a_wireless_block() -> None:
     assert modifier(score(US, "hq", block="landline").status) == "h"
 
 
+def test_an_hq_hint_alone_keeps_the_line_types_estimate() -> None:
+    # Many numbers typed hq are the person's own line (P89): the hint gives h, not the
+    # switchboard's prior; something else saying so does.
+    assert score(UK_FIXED, "hq").probability == pytest.approx(fresh_rate("landline"))
+    assert score(US, "hq").probability == pytest.approx(fresh_rate("unknown"))
+    for corroborated in ({"company_line": True}, {"shared_with": 2}):
+        result = score(UK_FIXED, "hq", **corroborated)
+        assert result.probability == pytest.approx(fresh_rate("switchboard"))
+        assert modifier(result.status) == "h"
+
+
 def test_company_main_line_is_h() -> None:
     result = score(US, company_line=True)
     assert result.status == "p2 - h"

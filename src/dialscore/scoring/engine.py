@@ -56,6 +56,7 @@ DAY = lines.DAY
 
 CONNECTS = lines.CONNECTS
 GATEKEEPER_CALLS_FOR_H = 2
+HQ_HINT = "given as a company line"
 # A screened call among the latest calls marks sf.
 RECENT_CALLS = 5
 DISCONNECTED_DAYS_FOR_NA = 2
@@ -166,7 +167,7 @@ def _switchboard(
     ``hq`` hint never overrides a line type found by a source above it (a mobile)."""
     found = []
     if phone.type_hint == "hq" and kind != "mobile":
-        found.append("given as a company line")
+        found.append(HQ_HINT)
     if evidence.company_line:
         found.append("a company's main line")
     if evidence.shared_with:
@@ -240,7 +241,10 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
         modifier = modifier or "h"
         reasons.extend(switchboard)
         shared = shared or "given as a company line" in switchboard
-        kind = "switchboard"
+        # A client's hint alone names the modifier, not the prior: many numbers typed hq
+        # are the person's own line (P89).
+        if switchboard != [HQ_HINT]:
+            kind = "switchboard"
     belief = lines.belief(kind, calls, now, shared=shared)
     probability = belief.connect_rate
     if any(c.outcome == "screened" for c in calls[-RECENT_CALLS:]):
