@@ -68,6 +68,7 @@ from scoring_worlds import (
     World,
     WorldSettings,
     build_world,
+    client_rate_scale,
     draw_later,
     score_world,
     world_a,
@@ -193,7 +194,8 @@ def run_one(
     print(
         f"\n== world {world.name}, seed {seed}{f' ({role})' if role else ''}: "
         f"{len(contacts)} contacts, {len(numbers)} numbers ({mix}); {called * 100:.0f} % with past "
-        f"calls, {len(known_numbers) / len(numbers) * 100:.0f} % with >= {KNOWN}"
+        f"calls, {len(known_numbers) / len(numbers) * 100:.0f} % with >= {KNOWN}; rate "
+        f"scale from its calls {client_rate_scale(contacts):.2f}"
     )
     everything = figures(contacts, numbers)
     known = figures(known_contacts, known_numbers)

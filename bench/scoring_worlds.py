@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dialscore.phones import LineType
 from dialscore.scoring import engine
@@ -27,6 +27,7 @@ from dialscore.scoring.numbers import (
     parse_contact_phones,
     parse_phone,
 )
+from dialscore.scoring.service import CALIBRATION_DAYS, CALIBRATION_NUMBERS
 
 DAY = 86_400.0
 YEAR = 365.25 * DAY
@@ -156,15 +157,46 @@ def real_number(rng: random.Random, country: str, line: str, taken: set[str]) ->
 # -- scoring and the truth -----------------------------------------------------------------------
 
 
+def client_rate_scale(contacts: Sequence[SimContact]) -> float:
+    """The scale of the live rates the service learns from the world's reported calls (P90,
+    ``scoring.service.rate_scale``): the calls of the last year to its most recently called
+    numbers, each number once, its calls as anyone sees them (not whom they were about)."""
+    since = NOW - CALIBRATION_DAYS * DAY
+    called: dict[str, NumberEvidence] = {}
+    for contact in contacts:
+        for number in contact.numbers:
+            calls = number.evidence.calls
+            if calls and calls[-1].at >= since and number.e164 not in called:
+                unnamed = tuple(replace(call, person=None) for call in calls)
+                called[number.e164] = NumberEvidence(
+                    block=number.evidence.block,
+                    dnc_lists=number.evidence.dnc_lists,
+                    calls=unnamed,
+                    company_line=number.evidence.company_line,
+                    directory_ivr_path=number.evidence.directory_ivr_path,
+                )
+    recent = sorted(called, key=lambda e164: (-called[e164].calls[-1].at, e164))
+    phones = (
+        (
+            parse_phone(e164, position=1, slot="phone", type_hint=None, country_hint=None),
+            called[e164],
+        )
+        for e164 in recent[:CALIBRATION_NUMBERS]
+    )
+    return engine.tally_calls(phones, NOW).scale()
+
+
 def score_world(contacts: Sequence[SimContact]) -> None:
-    """Scores every contact with the engine at NOW, as score_parsed does."""
+    """Scores every contact with the engine at NOW, as the service does: score_parsed with
+    the world's rate scale."""
+    scale = client_rate_scale(contacts)
     for contact in contacts:
         by_number = {n.e164: n for n in contact.numbers}
         entries = []
         for phone in parse_contact_phones(contact.fields):
             assert phone.e164 is not None, phone.raw
             number = by_number[phone.e164]
-            score = engine.score_phone(phone, number.evidence, NOW)
+            score = engine.score_phone(phone, number.evidence, NOW, rate_scale=scale)
             number.status, number.probability = score.status, score.probability
             number.kind = engine.line_type(phone, number.evidence)[0]
             if engine.split_status(score.status)[1] == "h":

@@ -18,9 +18,11 @@ from sqlalchemy import event, func, select
 
 from dialscore.kit.db import Base, Database
 from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.scoring import repository as scoring_repo
 from dialscore.scoring import service
 from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.evidence import Call, NumberEvidence, Verification
+from dialscore.scoring.lines import SCALE_BOUNDS
 from dialscore.scoring.repository import CHUNK
 from tests.support import V2, Tenant, contact, settle, submit
 
@@ -580,3 +582,80 @@ async def test_evidence_reaches_the_api(
         assert "shared with 1 other person" in phone["reasons"]
         assert shared["leadStatus"] == "P2"
         assert shared["bestPhone"] == {"number": US_FOURTH, "status": "p2 - h", "ivrPath": None}
+
+
+# -- the client's rate scale (P90) ---------------------------------------------------------------
+
+UK_MOBILES = [f"+4474001{n:05d}" for n in range(60)]
+
+
+async def scale_of(db: Database, client_id: str, now: datetime = NOW) -> float:
+    async with db.read() as session:
+        return await service.rate_scale(session, client_id, now=now.timestamp())
+
+
+async def test_rate_scale_learns_from_the_clients_own_recent_calls(
+    db: Database, tenant: Tenant
+) -> None:
+    other_client = str(uuid.uuid4())
+    missed = [
+        outcome(tenant.client_id, number, "no_answer", NOW - timedelta(days=day))
+        for number in UK_MOBILES
+        for day in (30, 20, 10)
+    ]
+    answered = [
+        outcome(other_client, number, "connected", NOW - timedelta(days=day))
+        for number in UK_MOBILES
+        for day in (30, 20, 10)
+    ]
+    old = [outcome(str(uuid.uuid4()), UK_MOBILE, "no_answer", NOW - timedelta(days=400))]
+    await insert(db, *missed, *answered, *old)
+    low, high = SCALE_BOUNDS
+    assert await scale_of(db, tenant.client_id) < 0.7
+    assert await scale_of(db, other_client) == high
+    # No calls, or only calls over a year old: nothing to learn from.
+    assert await scale_of(db, str(uuid.uuid4())) == 1.0
+    assert await scale_of(db, old[0].client_id) == 1.0
+    # A year after the last of them, the calls no longer count.
+    assert await scale_of(db, tenant.client_id, NOW + timedelta(days=366)) == 1.0
+    assert low <= await scale_of(db, tenant.client_id)
+
+
+async def test_recently_called_are_the_latest_numbers_first(db: Database, tenant: Tenant) -> None:
+    await insert(
+        db,
+        outcome(tenant.client_id, US, "no_answer", NOW - timedelta(days=3)),
+        outcome(tenant.client_id, US_OTHER, "no_answer", NOW - timedelta(days=5)),
+        outcome(tenant.client_id, US_OTHER, "connected", NOW - timedelta(days=1)),
+        outcome(tenant.client_id, US_THIRD, "busy", NOW - timedelta(days=400)),
+    )
+    since = NOW - timedelta(days=365)
+    async with db.read() as session:
+        found = await scoring_repo.recently_called(session, tenant.client_id, since=since, limit=5)
+        first = await scoring_repo.recently_called(session, tenant.client_id, since=since, limit=1)
+    assert found == [US_OTHER, US]
+    assert first == [US_OTHER]
+
+
+async def test_a_job_scores_with_the_clients_rate_scale(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    now = datetime.now(UTC)
+    await insert(
+        db,
+        *(
+            outcome(tenant.client_id, number, "no_answer", now - timedelta(days=day))
+            for number in UK_MOBILES
+            for day in (30, 20, 10)
+        ),
+    )
+    response = await submit(api, tenant, [contact("Ann", "Lee", UK_MOBILE)])
+    assert response.status_code == 200, response.text
+    await settle(app)
+    job_id = response.json()["data"]["jobId"]
+    body = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
+    (phone,) = body["data"]["contacts"][0]["phones"]
+    # A fresh mobile is p1 for a client whose calls connect as the line types expect.
+    assert phone["status"] == "p2"
+    assert "from this client's calls" in phone["reasons"][-1]
+    assert phone["connectRate"] < 0.2

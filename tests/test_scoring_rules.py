@@ -22,6 +22,7 @@ from dialscore.scoring.engine import (
     PhoneScore,
     score_parsed,
     score_phone,
+    tally_calls,
 )
 from dialscore.scoring.evidence import (
     BLOCK_CATEGORIES,
@@ -1017,3 +1018,60 @@ def test_submissions_accept_fields_longer_than_the_key_columns() -> None:
     )
     assert isinstance(prepared, NewContact)
     assert prepared.fields["companyAccount"] == long_text
+
+
+# -- the client's rate scale (P90) ---------------------------------------------------------------
+
+
+def test_a_tally_without_calls_scales_nothing() -> None:
+    assert lines.Tally().scale() == 1.0
+
+
+def test_a_few_calls_hardly_move_the_scale_and_many_stay_within_bounds() -> None:
+    low, high = lines.SCALE_BOUNDS
+    few = lines.Tally(observed=3, expected=1, calls=5)
+    assert 1.0 < few.scale() < 1.1
+    assert lines.Tally(observed=0, expected=500, calls=4000).scale() == low
+    assert lines.Tally(observed=5000, expected=500, calls=4000).scale() == high
+    fewer = lines.Tally(observed=240, expected=300, calls=3000).scale()
+    assert fewer == pytest.approx((240 + 20) / (300 + 20))
+
+
+def test_the_tally_predicts_each_call_from_the_calls_before_it() -> None:
+    tally = lines.Tally()
+    history = (Call("no_answer", ago(20)), Call("connected", ago(10)))
+    lines.belief("mobile", history, NOW, tally=tally)
+    first = fresh_rate("mobile")
+    after_a_miss = lines.belief("mobile", history[:1], ago(10)).connect_rate
+    assert tally.calls == 2
+    assert tally.observed == 1
+    assert tally.expected == pytest.approx(first + after_a_miss)
+
+
+def test_calls_about_someone_else_are_not_tallied() -> None:
+    tally = lines.Tally()
+    history = (Call("connected", ago(10), person="other"), Call("no_answer", ago(5)))
+    lines.belief("landline", history, NOW, tally=tally)
+    assert (tally.calls, tally.observed) == (1, 0)
+
+
+def test_the_scale_moves_the_estimate_and_says_so() -> None:
+    plain = score(UK_MOBILE)
+    lower = score_phone(parse(UK_MOBILE), NumberEvidence(), NOW, rate_scale=0.6)
+    assert plain.status == "p1"
+    assert lower.status == "p2"
+    assert lower.probability == pytest.approx(plain.probability * 0.6, rel=0.05)
+    assert "x 0.60, from this client's calls" in lower.reasons[-1]
+    assert "client's calls" not in plain.reasons[-1]
+    # The hard rules do not move.
+    assert score_phone(parse("+10000000000"), NumberEvidence(), NOW, rate_scale=1.5).status == "na"
+
+
+def test_tally_calls_skips_numbers_without_calls() -> None:
+    history = (Call("connected", ago(3)),)
+    tally = tally_calls(
+        [(parse(UK_MOBILE), NumberEvidence(calls=history)), (parse(UK_FIXED), NumberEvidence())],
+        NOW,
+    )
+    assert (tally.calls, tally.observed) == (1, 1)
+    assert tally.expected == pytest.approx(fresh_rate("mobile"))

@@ -159,6 +159,7 @@ async def _score_and_save(
     batch: Sequence[Contact],
     found: list[_Enriched | None],
     *,
+    rate_scale: float,
     verifiers: Sequence[VerificationProvider],
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
@@ -182,6 +183,7 @@ async def _score_and_save(
                 job.client_id,
                 items,
                 now=now.timestamp(),
+                rate_scale=rate_scale,
                 core=core,
                 verifications=verifications,
                 verifiers=verifiers,
@@ -319,6 +321,9 @@ async def _process(
         await scoring.index_numbers(
             session, job.client_id, [scoring.item(cid, fields) for cid, fields in pending]
         )
+    # The client's own calls scale the line types' rates, once for the whole job (P90).
+    async with db.read() as session:
+        rate_scale = await scoring.rate_scale(session, job.client_id, now=utcnow().timestamp())
 
     async with db.read() as session:
         batch = await repo.pending_contacts(session, job_id, settings.batch_size)
@@ -336,7 +341,9 @@ async def _process(
                     session, job_id, settings.batch_size, after=batch[-1].ordinal
                 )
             upcoming = _enriching(job, following, sources, collect_all)
-            emitted = await _score_and_save(lease, job, batch, found, verifiers=verifiers)
+            emitted = await _score_and_save(
+                lease, job, batch, found, rate_scale=rate_scale, verifiers=verifiers
+            )
             if emitted and on_events is not None:
                 on_events()
             batch = following

@@ -21,7 +21,7 @@ do-not-call list (``dnc``), a dial tree (``ivr``), a switchboard (``h``), screen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -60,6 +60,8 @@ HQ_HINT = "given as a company line"
 # A screened call among the latest calls marks sf.
 RECENT_CALLS = 5
 DISCONNECTED_DAYS_FOR_NA = 2
+# A scale of the live rates this far from 1 is named in the reasons.
+SCALE_NOTE = 0.05
 
 _SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
 _SPECIAL_TYPES = {
@@ -194,7 +196,23 @@ def _state_notes(belief: lines.Belief) -> list[str]:
     return notes
 
 
-def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> PhoneScore:
+def _scaled(scale: float) -> str:
+    """What the reasons say of a scale of the live rates that differs from 1 (P90)."""
+    if abs(scale - 1.0) < SCALE_NOTE:
+        return ""
+    return f" (the line types' rates x {scale:.2f}, from this client's calls)"
+
+
+def score_phone(
+    phone: ParsedPhone,
+    evidence: NumberEvidence,
+    now: float,
+    *,
+    rate_scale: float = 1.0,
+    tally: lines.Tally | None = None,
+) -> PhoneScore:
+    """The number's status, reasons and estimate; ``rate_scale`` multiplies the line types'
+    live rates (P90); ``tally``, when given, counts the number's calls against the model."""
     if not phone.valid:
         return PhoneScore("na", ("not a valid phone number",), None, 0.0)
     reasons: list[str] = []
@@ -245,7 +263,7 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
         # are the person's own line (P89).
         if switchboard != [HQ_HINT]:
             kind = "switchboard"
-    belief = lines.belief(kind, calls, now, shared=shared)
+    belief = lines.belief(kind, calls, now, shared=shared, scale=rate_scale, tally=tally)
     probability = belief.connect_rate
     if any(c.outcome == "screened" for c in calls[-RECENT_CALLS:]):
         # A caller must know, though one screened call is weak evidence of the rate.
@@ -258,10 +276,12 @@ def score_phone(phone: ParsedPhone, evidence: NumberEvidence, now: float) -> Pho
         connects = sum(counts[outcome] for outcome in CONNECTS)
         reasons.append(
             f"{len(calls)} reported call{'s' if len(calls) != 1 else ''}, {connects} connected: "
-            f"estimated connect rate {_percent(probability)}"
+            f"estimated connect rate {_percent(probability)}{_scaled(rate_scale)}"
         )
     else:
-        reasons.append(f"no calls reported: expected connect rate {_percent(probability)}")
+        reasons.append(
+            f"no calls reported: expected connect rate {_percent(probability)}{_scaled(rate_scale)}"
+        )
     if probability < NA_FLOOR:
         if belief.other >= belief.dead:
             return PhoneScore("na - auth", tuple(reasons), ivr_path, 0.0)
@@ -340,6 +360,15 @@ def best_phone(phones: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"number": entry["number"], "status": entry["status"], "ivrPath": entry["ivrPath"]}
 
 
+def tally_calls(numbers: Iterable[tuple[ParsedPhone, NumberEvidence]], now: float) -> lines.Tally:
+    """A client's reported calls against the model, number by number (P90)."""
+    tally = lines.Tally()
+    for phone, evidence in numbers:
+        if evidence.calls:
+            score_phone(phone, evidence, now, tally=tally)
+    return tally
+
+
 @dataclass(frozen=True)
 class ContactScore:
     phones: list[dict[str, Any]]
@@ -357,11 +386,14 @@ def score_parsed(
     evidence: Mapping[str, NumberEvidence],
     now: float,
     notes: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    rate_scale: float = 1.0,
 ) -> ContactScore:
     """Scores already parsed numbers; ``notes`` adds reasons to numbers (by E.164)."""
     phones = []
     for phone in parsed:
-        score = score_phone(phone, evidence.get(phone.e164 or "", NO_EVIDENCE), now)
+        ev = evidence.get(phone.e164 or "", NO_EVIDENCE)
+        score = score_phone(phone, ev, now, rate_scale=rate_scale)
         extra = notes.get(phone.e164 or "") if notes else None
         if extra:
             score = replace(score, reasons=(*score.reasons, *extra))

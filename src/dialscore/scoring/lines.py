@@ -106,6 +106,13 @@ _OTHER = {
     "ivr": 0.01, "screened": 0.02, "wrong_number": 0.23, "disconnected": 0.01,
     "dnc_request": 0.003,
 }  # fmt: skip
+# The live rates are scaled to the client's own calls (P90): by what its calls connected
+# against what the model expected of them before each call, with this many expected connects
+# on both sides (so that a few calls hardly move it), and within these bounds.
+CALIBRATION_PRIOR_CONNECTS = 20.0
+SCALE_BOUNDS = (0.5, 1.5)
+MAX_LIVE_RATE = 0.9
+
 # A call about someone else that reached anything: how likely per state (live, screening,
 # dead, other); a dead line answers no one.
 _ALIVE = (1.0, 1.0, 0.05, 1.0)
@@ -164,29 +171,60 @@ def _share_about_person(call: Call, shared: bool) -> float:
     return 1.0
 
 
-def _fresh(kind: str) -> Belief:
+@dataclass
+class Tally:
+    """A client's calls against the model: how many connected, and how many the model
+    expected to, each call predicted from the calls before it."""
+
+    observed: float = 0.0
+    expected: float = 0.0
+    calls: int = 0
+
+    def scale(self) -> float:
+        """The factor for the live rates that these calls support (1 without calls)."""
+        prior = CALIBRATION_PRIOR_CONNECTS
+        low, high = SCALE_BOUNDS
+        return min(high, max(low, (self.observed + prior) / (self.expected + prior)))
+
+
+def live_rate(kind: str, scale: float = 1.0) -> float:
+    """A live number's connect rate before any call: its line type's, scaled (P90)."""
+    return min(MAX_LIVE_RATE, LIVE_RATES[kind] * scale)
+
+
+def _fresh(kind: str, scale: float) -> Belief:
     """The belief about a number no one has called."""
     screening, dead, other = (START[state] for state in _KEEP_STATES)
     live = 1.0 - screening - dead - other
-    rate = live * LIVE_RATES[kind] + screening * SCREENING_RATE
+    rate = live * live_rate(kind, scale) + screening * SCREENING_RATE
     return Belief(live, screening, dead, other, rate)
 
 
-def belief(kind: str, calls: Sequence[Call], now: float, *, shared: bool = False) -> Belief:
+def belief(
+    kind: str,
+    calls: Sequence[Call],
+    now: float,
+    *,
+    shared: bool = False,
+    scale: float = 1.0,
+    tally: Tally | None = None,
+) -> Belief:
     """The belief at ``now`` about a number of line type ``kind`` (a key of ``LIVE_RATES``)
-    after ``calls`` (oldest first); ``shared``: other people carry the number too.
+    after ``calls`` (oldest first); ``shared``: other people carry the number too; ``scale``
+    multiplies the line type's live rate. ``tally``, when given, counts each call wholly
+    about the person against the connect rate the calls before it made.
 
     The belief is four numbers (live, screening, dead, other) and the live rate's beta
     counts (a connects, b misses); it is written out with local variables rather than
     objects, as it runs for every number of every job (about twice as fast)."""
     if not calls:
-        return _fresh(kind)
+        return _fresh(kind, scale)
     misses = _SWITCHBOARD_MISSES if kind == "switchboard" else _LIVE_MISSES
     to_screening, to_dead, to_other = LIVE_CHANGES[kind]
     leave = to_screening + to_dead + to_other
     # The rate's beta prior: PRIOR_CONNECTS connects in PRIOR_CONNECTS / rate calls.
     a0 = PRIOR_CONNECTS
-    b0 = PRIOR_CONNECTS / LIVE_RATES[kind] - PRIOR_CONNECTS
+    b0 = PRIOR_CONNECTS / live_rate(kind, scale) - PRIOR_CONNECTS
     a, b = a0, b0
     screening, dead, other = (START[state] for state in _KEEP_STATES)
     live = 1.0 - screening - dead - other
@@ -228,6 +266,10 @@ def belief(kind: str, calls: Sequence[Call], now: float, *, shared: bool = False
         w_live = rate / 2 if connect else (1.0 - rate) * misses[outcome]
         w_screening, w_dead, w_other = row
         share = _share_about_person(call, shared)
+        if tally is not None and share == 1.0:
+            tally.calls += 1
+            tally.expected += live * rate + screening * SCREENING_RATE
+            tally.observed += connect
         if share < 1.0:
             x_live, x_screening, x_dead, x_other = _about_someone_else(outcome)
             w_live = share * w_live + (1.0 - share) * x_live

@@ -141,6 +141,21 @@ async def outcomes_for(
     return result
 
 
+async def recently_called(
+    session: AsyncSession, client_id: str, *, since: datetime, limit: int
+) -> list[str]:
+    """The client's numbers with a call reported from ``since``, the most recently called
+    first, at most ``limit`` of them."""
+    query = (
+        select(CallOutcome.number)
+        .where(CallOutcome.client_id == client_id, CallOutcome.called_at >= since)
+        .group_by(CallOutcome.number)
+        .order_by(func.max(CallOutcome.called_at).desc(), CallOutcome.number)
+        .limit(limit)
+    )
+    return list((await session.scalars(query)).all())
+
+
 async def person_keys(session: AsyncSession, contact_ids: Collection[str]) -> dict[str, str]:
     """The person key each of these contacts was indexed with (contacts with no number, or
     of no client, are missing)."""

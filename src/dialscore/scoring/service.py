@@ -4,8 +4,9 @@ numbers with the configured providers (core scoring), and score with the pure en
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -13,15 +14,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.identity.keys import company_identity_key, person_from_fields, person_name_key
 from dialscore.scoring import repository as repo
-from dialscore.scoring.engine import ContactScore, score_parsed
+from dialscore.scoring.engine import DAY, ContactScore, score_parsed, tally_calls
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
-from dialscore.scoring.numbers import EnrichedNumber, ParsedPhone, parse_contact_phones
+from dialscore.scoring.numbers import (
+    EnrichedNumber,
+    ParsedPhone,
+    parse_contact_phones,
+    parse_phone,
+)
 from dialscore.scoring.providers import VerificationProvider
 
 log = structlog.get_logger(__name__)
 
 NO_PROVIDER_NOTE = "core scoring: no verification provider is configured, scored as lightning"
 UNVERIFIED_NOTE = "core scoring: no provider could verify this number, scored as lightning"
+
+# The client's calls its rate scale is learnt from (P90): those of the last year, to its most
+# recently called numbers.
+CALIBRATION_DAYS = 365
+CALIBRATION_NUMBERS = 1000
 
 # The widths of contact_numbers.company_key and person_key.
 COMPANY_KEY_COLUMN_WIDTH = 200
@@ -109,27 +120,19 @@ def _nanp_prefixes(number: str) -> tuple[str, str] | None:
     return None
 
 
-async def evidence_for(
+async def _number_evidence(
     session: AsyncSession,
     client_id: str,
-    items: Sequence[ScoringItem],
-    verifications: Mapping[str, Verification] | None = None,
-) -> list[dict[str, NumberEvidence]]:
-    """The evidence per number for each item: five queries per 500 numbers (one per kind of
-    evidence), whatever the number of contacts."""
-    numbers = {p.e164 for it in items for p in it.phones if p.e164 is not None}
-    if not numbers:
-        return [{} for _ in items]
+    numbers: Collection[str],
+    verifications: Mapping[str, Verification],
+) -> tuple[dict[str, NumberEvidence], dict[str, list[repo.CallRecordRow]]]:
+    """The evidence of each number as anyone sees it (its calls about no one in particular),
+    and its reported calls as the repository gave them."""
     prefixes = {prefix for n in numbers for prefix in (_nanp_prefixes(n) or ())}
     blocks = await repo.block_categories(session, prefixes)
     listed = await repo.dnc_lists(session, {int(n[1:]) for n in numbers})
     lines = await repo.company_lines(session, numbers)
     history = await repo.outcomes_for(session, client_id, numbers)
-    named = {row.contact_id for rows in history.values() for row in rows if row.contact_id}
-    callees = await repo.person_keys(session, named) if named else {}
-    people = await repo.people_per_company_number(session, client_id, numbers)
-    verifications = verifications or {}
-
     base: dict[str, NumberEvidence] = {}
     for number in numbers:
         nanp = _nanp_prefixes(number)
@@ -148,6 +151,24 @@ async def evidence_for(
             directory_ivr_path=lines.get(number),
             verification=verifications.get(number),
         )
+    return base, history
+
+
+async def evidence_for(
+    session: AsyncSession,
+    client_id: str,
+    items: Sequence[ScoringItem],
+    verifications: Mapping[str, Verification] | None = None,
+) -> list[dict[str, NumberEvidence]]:
+    """The evidence per number for each item: five queries per 500 numbers (one per kind of
+    evidence), whatever the number of contacts."""
+    numbers = {p.e164 for it in items for p in it.phones if p.e164 is not None}
+    if not numbers:
+        return [{} for _ in items]
+    base, history = await _number_evidence(session, client_id, numbers, verifications or {})
+    named = {row.contact_id for rows in history.values() for row in rows if row.contact_id}
+    callees = await repo.person_keys(session, named) if named else {}
+    people = await repo.people_per_company_number(session, client_id, numbers)
     out = []
     for it in items:
         company = company_key(it.fields)
@@ -183,12 +204,29 @@ def _as_seen_by(
     return tuple(calls)
 
 
+async def rate_scale(session: AsyncSession, client_id: str, *, now: float) -> float:
+    """The factor for the line types' live rates that the client's own calls support (P90):
+    what the calls to its most recently called numbers connected against what the model
+    expected of each from the calls before it. 1 for a client without calls."""
+    since = datetime.fromtimestamp(now - CALIBRATION_DAYS * DAY, UTC)
+    numbers = await repo.recently_called(session, client_id, since=since, limit=CALIBRATION_NUMBERS)
+    if not numbers:
+        return 1.0
+    evidence, _ = await _number_evidence(session, client_id, numbers, {})
+    phones = (
+        (parse_phone(n, position=1, slot="phone", type_hint=None, country_hint=None), evidence[n])
+        for n in numbers
+    )
+    return tally_calls(phones, now).scale()
+
+
 async def score_items(
     session: AsyncSession,
     client_id: str,
     items: Sequence[ScoringItem],
     *,
     now: float,
+    rate_scale: float = 1.0,
     core: bool = False,
     verifications: Mapping[str, Verification] | None = None,
     verifiers: Sequence[VerificationProvider] = (),
@@ -206,4 +244,7 @@ async def score_items(
                 verified[number].valid and verified[number].line_type == "unknown"
             ):
                 notes[number] = (UNVERIFIED_NOTE,)
-    return [score_parsed(it.phones, ev, now, notes) for it, ev in zip(items, evidence, strict=True)]
+    return [
+        score_parsed(it.phones, ev, now, notes, rate_scale=rate_scale)
+        for it, ev in zip(items, evidence, strict=True)
+    ]
