@@ -659,3 +659,28 @@ async def test_a_job_scores_with_the_clients_rate_scale(
     assert phone["status"] == "p2"
     assert "from this client's calls" in phone["reasons"][-1]
     assert phone["connectRate"] < 0.2
+
+
+async def test_a_process_measures_a_clients_scale_again_only_when_it_is_old(
+    db: Database, tenant: Tenant
+) -> None:
+    clock = [0.0]
+    scales = service.RateScales(max_age=600.0, clock=lambda: clock[0])
+
+    async def measured() -> float:
+        async with db.read() as session:
+            return await scales.of(session, tenant.client_id, now=NOW.timestamp())
+
+    assert await measured() == 1.0
+    await insert(
+        db,
+        *(
+            outcome(tenant.client_id, number, "no_answer", NOW - timedelta(days=day))
+            for number in UK_MOBILES
+            for day in (30, 20, 10)
+        ),
+    )
+    clock[0] = 599.0
+    assert await measured() == 1.0  # kept
+    clock[0] = 600.0
+    assert await measured() < 0.7  # measured again

@@ -247,6 +247,7 @@ async def process_job(
     collect_all: bool = False,
     on_events: Callable[[], None] | None = None,
     should_stop: Callable[[], bool] = _never,
+    rate_scales: scoring.RateScales | None = None,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
 
@@ -256,8 +257,9 @@ async def process_job(
     conditional. ``on_events`` is called after a commit that wrote webhook events. When
     ``should_stop`` says so between batches, ``WorkStopped`` is raised; then, as when the run
     is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
-    that another worker took the job over. Returns the terminal status set by this call, if
-    any."""
+    that another worker took the job over. ``rate_scales`` keeps the clients' rate scales
+    between jobs (without it, the job measures its client's). Returns the terminal status
+    set by this call, if any."""
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
@@ -283,6 +285,7 @@ async def process_job(
         collect_all=collect_all,
         on_events=on_events,
         should_stop=should_stop,
+        rate_scales=rate_scales or scoring.RateScales(),
     )
     try:
         return await keep_alive(
@@ -312,6 +315,7 @@ async def _process(
     collect_all: bool,
     on_events: Callable[[], None] | None,
     should_stop: Callable[[], bool],
+    rate_scales: scoring.RateScales,
 ) -> str | None:
     db, job_id = lease.db, job.id
     # The job's numbers are indexed before any is scored, so that every batch sees the
@@ -323,7 +327,7 @@ async def _process(
         )
     # The client's own calls scale the line types' rates, once for the whole job (P90).
     async with db.read() as session:
-        rate_scale = await scoring.rate_scale(session, job.client_id, now=utcnow().timestamp())
+        rate_scale = await rate_scales.of(session, job.client_id, now=utcnow().timestamp())
 
     async with db.read() as session:
         batch = await repo.pending_contacts(session, job_id, settings.batch_size)

@@ -12,12 +12,14 @@ from dialscore.jobs import processing, service
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import DISPATCHER, Wakers
 from dialscore.scoring.providers import VerificationProvider
+from dialscore.scoring.service import RateScales
 
 
 class JobContext(Protocol):
     """What a task of jobs uses, given by the worker that runs it: the settings, a database
     for the worker's event loop, the enrichment sources and verification providers, the
-    process's wakers, and whether the process is stopping."""
+    process's wakers, the clients' rate scales it keeps, and whether the process is
+    stopping."""
 
     @property
     def settings(self) -> Settings: ...
@@ -33,6 +35,9 @@ class JobContext(Protocol):
 
     @property
     def wakers(self) -> Wakers: ...
+
+    @property
+    def rate_scales(self) -> RateScales: ...
 
     @property
     def stopping(self) -> bool: ...
@@ -54,6 +59,7 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         on_events=lambda: context.wakers.wake(DISPATCHER),
         # A job stops after its batch when the process stops, and another worker goes on.
         should_stop=lambda: context.stopping,
+        rate_scales=context.rate_scales,
     )
 
 

@@ -18,6 +18,7 @@ from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import Wakers
 from dialscore.scoring.providers import VerificationProvider, providers_from_settings
+from dialscore.scoring.service import RateScales
 
 
 @dataclass
@@ -30,6 +31,8 @@ class TaskContext:
     settings: Settings
     db: Database
     wakers: Wakers = field(default_factory=Wakers)
+    # The clients' rate scales (P90), kept between jobs.
+    rate_scales: RateScales = field(default_factory=RateScales)
     # Verification providers of core scoring, made on first use on the worker's event loop.
     _providers: list[VerificationProvider] | None = None
     # The enrichment waterfall, in the operator's order, made on first use likewise.
