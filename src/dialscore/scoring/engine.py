@@ -258,7 +258,7 @@ def score_phone(
     if switchboard:
         modifier = modifier or "h"
         reasons.extend(switchboard)
-        shared = shared or "given as a company line" in switchboard
+        shared = shared or HQ_HINT in switchboard
         # A client's hint alone names the modifier, not the prior: many numbers typed hq
         # are the person's own line (P89).
         if switchboard != [HQ_HINT]:

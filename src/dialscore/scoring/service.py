@@ -225,8 +225,8 @@ async def rate_scale(session: AsyncSession, client_id: str, *, now: float) -> fl
 
 class RateScales:
     """Each client's rate scale (P90), measured at most once per ``max_age`` seconds (by
-    ``clock``) in this process: a measure reads the client's recent calls, a quarter of a
-    second for a client with a few hundred thousand of them."""
+    ``clock``) in this process: a measure reads the client's recent calls, about 150 ms for
+    a client with a few hundred thousand of them."""
 
     def __init__(
         self, max_age: float = RATE_SCALE_MAX_AGE, clock: Callable[[], float] = time.monotonic
