@@ -168,13 +168,7 @@ def client_rate_scale(contacts: Sequence[SimContact]) -> float:
             calls = number.evidence.calls
             if calls and calls[-1].at >= since and number.e164 not in called:
                 unnamed = tuple(replace(call, person=None) for call in calls)
-                called[number.e164] = NumberEvidence(
-                    block=number.evidence.block,
-                    dnc_lists=number.evidence.dnc_lists,
-                    calls=unnamed,
-                    company_line=number.evidence.company_line,
-                    directory_ivr_path=number.evidence.directory_ivr_path,
-                )
+                called[number.e164] = replace(number.evidence, calls=unnamed, shared_with=0)
     recent = sorted(called, key=lambda e164: (-called[e164].calls[-1].at, e164))
     phones = (
         (
