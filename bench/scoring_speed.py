@@ -393,7 +393,7 @@ async def embedded_job(args: argparse.Namespace, rng: random.Random) -> None:
         measured = timings.take("rate_scale")
         print(
             f"    warm-up job: the client's rate scale measured in {ms(sum(measured))} "
-            "(once per process and client every 10 minutes)"
+            "(kept by the process for a minute)"
         )
         for name in timings.calls:
             timings.take(name)

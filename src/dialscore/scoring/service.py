@@ -35,7 +35,7 @@ UNVERIFIED_NOTE = "core scoring: no provider could verify this number, scored as
 CALIBRATION_DAYS = 365
 CALIBRATION_NUMBERS = 1000
 # How long a worker process uses a client's rate scale before it measures it again.
-RATE_SCALE_MAX_AGE = 600.0
+RATE_SCALE_MAX_AGE = 60.0
 
 # The widths of contact_numbers.company_key and person_key.
 COMPANY_KEY_COLUMN_WIDTH = 200
