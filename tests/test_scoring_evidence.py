@@ -24,7 +24,8 @@ from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.evidence import Call, NumberEvidence, Verification
 from dialscore.scoring.lines import SCALE_BOUNDS
 from dialscore.scoring.repository import CHUNK
-from tests.support import V2, Tenant, contact, settle, submit
+from tests.conftest import SECRET
+from tests.support import V2, Tenant, contact, make_tenant, settle, submit
 
 US = "+14155552671"
 US_SAME_BLOCK = "+14155553000"  # same NPA-NXX, another NPA-NXX-X
@@ -589,6 +590,15 @@ async def test_evidence_reaches_the_api(
 UK_MOBILES = [f"+4474001{n:05d}" for n in range(60)]
 
 
+def missed_calls(client_id: str, now: datetime, outcome_of: str = "no_answer") -> list[CallOutcome]:
+    """Three calls to each of 60 mobiles in the month before ``now``, all ``outcome_of``."""
+    return [
+        outcome(client_id, number, outcome_of, now - timedelta(days=day))
+        for number in UK_MOBILES
+        for day in (30, 20, 10)
+    ]
+
+
 async def scale_of(db: Database, client_id: str, now: datetime = NOW) -> float:
     async with db.read() as session:
         return await service.rate_scale(session, client_id, now=now.timestamp())
@@ -598,16 +608,8 @@ async def test_rate_scale_learns_from_the_clients_own_recent_calls(
     db: Database, tenant: Tenant
 ) -> None:
     other_client = str(uuid.uuid4())
-    missed = [
-        outcome(tenant.client_id, number, "no_answer", NOW - timedelta(days=day))
-        for number in UK_MOBILES
-        for day in (30, 20, 10)
-    ]
-    answered = [
-        outcome(other_client, number, "connected", NOW - timedelta(days=day))
-        for number in UK_MOBILES
-        for day in (30, 20, 10)
-    ]
+    missed = missed_calls(tenant.client_id, NOW)
+    answered = missed_calls(other_client, NOW, "connected")
     old = [outcome(str(uuid.uuid4()), UK_MOBILE, "no_answer", NOW - timedelta(days=400))]
     await insert(db, *missed, *answered, *old)
     low, high = SCALE_BOUNDS
@@ -640,25 +642,26 @@ async def test_recently_called_are_the_latest_numbers_first(db: Database, tenant
 async def test_a_job_scores_with_the_clients_rate_scale(
     app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
-    now = datetime.now(UTC)
-    await insert(
-        db,
-        *(
-            outcome(tenant.client_id, number, "no_answer", now - timedelta(days=day))
-            for number in UK_MOBILES
-            for day in (30, 20, 10)
-        ),
-    )
-    response = await submit(api, tenant, [contact("Ann", "Lee", UK_MOBILE)])
-    assert response.status_code == 200, response.text
-    await settle(app)
-    job_id = response.json()["data"]["jobId"]
-    body = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
-    (phone,) = body["data"]["contacts"][0]["phones"]
-    # A fresh mobile is p1 for a client whose calls connect as the line types expect.
+    await insert(db, *missed_calls(tenant.client_id, datetime.now(UTC)))
+    without_calls = await make_tenant(db, SECRET, name="Globex")
+
+    async def scored_phone(owner: Tenant) -> dict[str, Any]:
+        response = await submit(api, owner, [contact("Ann", "Lee", UK_MOBILE)])
+        assert response.status_code == 200, response.text
+        await settle(app)
+        job_id = response.json()["data"]["jobId"]
+        body = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=owner.headers)).json()
+        (phone,) = body["data"]["contacts"][0]["phones"]
+        return dict(phone)
+
+    phone = await scored_phone(tenant)
     assert phone["status"] == "p2"
     assert "from this client's calls" in phone["reasons"][-1]
     assert phone["connectRate"] < 0.2
+    # The same fresh mobile for a client without calls: the line type's rate.
+    plain = await scored_phone(without_calls)
+    assert plain["status"] == "p1"
+    assert "client's calls" not in plain["reasons"][-1]
 
 
 async def test_a_process_measures_a_clients_scale_again_only_when_it_is_old(
@@ -672,14 +675,7 @@ async def test_a_process_measures_a_clients_scale_again_only_when_it_is_old(
             return await scales.of(session, tenant.client_id, now=NOW.timestamp())
 
     assert await measured() == 1.0
-    await insert(
-        db,
-        *(
-            outcome(tenant.client_id, number, "no_answer", NOW - timedelta(days=day))
-            for number in UK_MOBILES
-            for day in (30, 20, 10)
-        ),
-    )
+    await insert(db, *missed_calls(tenant.client_id, NOW))
     clock[0] = 599.0
     assert await measured() == 1.0  # kept
     clock[0] = 600.0
