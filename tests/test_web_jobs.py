@@ -59,7 +59,7 @@ def test_an_api_job_shows_with_its_summary_contacts_and_results(page: Page, team
         page.get_by_role("link", name="Download results (CSV)").click()
     path = download.value.path()
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
-    with httpx.Client(base_url=team.base_url, headers=team.admin.headers) as api:
+    with httpx.Client(base_url=team.base_url, headers=team.admin.headers, timeout=10) as api:
         wanted = api.get(f"{V2}/jobs/{job_id}/contacts").json()["data"]["contacts"]
     assert [r["firstName"] for r in rows] == [SCRIPT, "Ann"]
     assert [r["leadStatus"] for r in rows] == [c["leadStatus"] for c in wanted]
