@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import redis.asyncio
 from sqlalchemy import func, select
 from structlog.testing import capture_logs
@@ -29,9 +30,11 @@ from dialscore.jobs import processing as jobs_processing
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.models import OutboxMessage, WebhookAttempt, WebhookDelivery
+from dialscore.webhooks import repository as webhooks_repo
 from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import (
     REDIS_RETRY_SECONDS,
+    RateUnavailable,
     RedisRateLimiter,
     SharedRateLimiter,
     redis_client,
@@ -271,3 +274,78 @@ async def test_fail_closed_hands_back_at_once_and_claims_nothing_until_redis_ans
     assert len(events(logs, RECOVERY)) == 1
     assert events(logs, UNEXPECTED) == []
     assert resumed < 5.0
+
+
+async def contact_events(work: Work) -> list[WebhookDelivery]:
+    return [d for d in await work.deliveries() if d.event_type == "job.contact.scored"]
+
+
+class GatedLimiter:
+    """A delivery rate whose answer the test gives: every send waits at the gate, then finds
+    the rate unavailable, as with Redis away and fail-closed."""
+
+    def __init__(self) -> None:
+        self.gate = asyncio.Event()
+        self.waiting = 0
+        self.refused = 0
+
+    async def wait_for_slot(self, key: str, rate: float) -> None:
+        self.waiting += 1
+        await self.gate.wait()
+        self.refused += 1
+        raise RateUnavailable("the test says so")
+
+    async def available(self) -> bool:
+        # Once it refuses, nothing is claimed (as while Redis is away, fail-closed).
+        return not self.gate.is_set()
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_delivery_handed_back_during_a_renewal_is_due_at_once(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A renewal moves a lease in its own transaction; a hand-back meanwhile must release the
+    delivery by the lease that renewal writes, not by the one it replaces (else the delivery
+    stays leased, a lease away, for nobody)."""
+    renewing = asyncio.Event()
+    hold = asyncio.Event()
+    extend_leases = webhooks_repo.extend_leases
+
+    async def held_open_renewal(*args: Any, **kwargs: Any) -> None:
+        await extend_leases(*args, **kwargs)
+        renewing.set()
+        await hold.wait()
+
+    with running_receiver() as receiver:
+        async with subscribed(settings, receiver, rate=5) as work:
+            await work.job(2)
+            # The heartbeat's own beat is a long way off: the test renews by hand.
+            quiet = work.settings.model_copy(update={"webhook_lease_seconds": 600.0})
+            limiter = GatedLimiter()
+            dispatcher = Dispatcher(work.db, quiet, limiter)
+            dispatcher.start()
+            try:
+                # The job's two contact events (its job.completed waits for them).
+                await until(lambda: limiter.waiting == 2, "both contact events at the gate")
+                claimed = {d.id: d.available_at for d in await contact_events(work)}
+                monkeypatch.setattr(webhooks_repo, "extend_leases", held_open_renewal)
+                renewal = asyncio.create_task(dispatcher.renew_leases())
+                await renewing.wait()
+                limiter.gate.set()
+                await until(lambda: limiter.refused == 2, "both sends refused")
+                hold.set()
+                await renewal
+                await until(lambda: dispatcher.busy == 0, "every delivery handed back")
+                handed_back = await contact_events(work)
+            finally:
+                hold.set()
+                await dispatcher.stop()
+    assert len(handed_back) == 2 and receiver.received == []
+    now = utcnow()
+    assert all(d.state == "pending" and d.attempts == 0 for d in handed_back)
+    # Due at once: neither the lease claimed nor the one renewed is still held.
+    assert all(d.available_at <= now < claimed[d.id] for d in handed_back), [
+        (d.available_at, claimed[d.id]) for d in handed_back
+    ]

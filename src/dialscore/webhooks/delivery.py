@@ -109,6 +109,9 @@ class Dispatcher:
         # written. Those cancelled by stop() wait in _abandoned to be handed back.
         self._leases: dict[str, datetime] = {}
         self._abandoned: dict[str, datetime] = {}
+        # Renewals and hand-backs take turns: a hand-back releases a delivery by the lease
+        # end the database holds, which a renewal under way is moving.
+        self._lease_lock = asyncio.Lock()
         self._per_key: Counter[str] = Counter()
         self._per_origin: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
@@ -148,15 +151,18 @@ class Dispatcher:
         await self.loop.stop()
         if self._inflight and grace > 0:
             await asyncio.wait(list(self._inflight), timeout=grace)
+        # No renewal may be under way while the deliveries cut short note their leases:
+        # each would note the end that the renewal is replacing.
+        async with self._lease_lock:
+            await self.heartbeat.stop()
         # Every delivery in flight ends before the client and the database go: one left
         # running would record its attempt through a closed connection and never finish.
         while self._inflight:
             for inflight in list(self._inflight):
                 inflight.cancel()
             await asyncio.wait(list(self._inflight), timeout=1.0)
-        await self.heartbeat.stop()
         abandoned, self._abandoned = self._abandoned, {}
-        await self._hand_back(abandoned)
+        await self._release(abandoned)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -264,22 +270,29 @@ class Dispatcher:
 
     async def renew_leases(self) -> None:
         """Extends the lease of every delivery in flight (the heartbeat's step)."""
-        if not self._leases:
-            return
-        until = utcnow() + self.lease
-        held = _by_lease(self._leases)
-        async with self.db.unit_of_work() as session:
-            for old, ids in held.items():
-                await repo.extend_leases(session, ids, held=old, until=until)
-        for ids in held.values():
-            for delivery_id in ids:
-                if delivery_id in self._leases:
-                    self._leases[delivery_id] = until
+        async with self._lease_lock:
+            if not self._leases:
+                return
+            until = utcnow() + self.lease
+            held = _by_lease(self._leases)
+            async with self.db.unit_of_work() as session:
+                for old, ids in held.items():
+                    await repo.extend_leases(session, ids, held=old, until=until)
+            for ids in held.values():
+                for delivery_id in ids:
+                    if delivery_id in self._leases:
+                        self._leases[delivery_id] = until
 
     def _lease_of(self, item: Claimed) -> dict[str, datetime]:
         return {item.delivery_id: self._leases.get(item.delivery_id, item.leased_until)}
 
-    async def _hand_back(self, leases: dict[str, datetime]) -> None:
+    async def _hand_back(self, item: Claimed) -> None:
+        """Hands back one delivery in flight, by its lease as it stands once no renewal is
+        under way."""
+        async with self._lease_lock:
+            await self._release(self._lease_of(item))
+
+    async def _release(self, leases: dict[str, datetime]) -> None:
         """Makes deliveries claimed here and not recorded due at once; logged on failure
         (their leases run out soon enough)."""
         if not leases:
@@ -302,7 +315,7 @@ class Dispatcher:
             raise
         except Exception:
             log.exception("webhook delivery failed unexpectedly", delivery=item.delivery_id)
-            await self._hand_back(self._lease_of(item))
+            await self._hand_back(item)
         finally:
             self._leases.pop(item.delivery_id, None)
             for counter, name in ((self._per_key, item.key), (self._per_origin, item.origin)):
@@ -346,7 +359,7 @@ class Dispatcher:
         try:
             await self.limiter.wait_for_slot(item.key, item.rate)
         except RateUnavailable:
-            await self._hand_back(self._lease_of(item))
+            await self._hand_back(item)
             return "released"
         started = utcnow()
         clock = time.monotonic()
