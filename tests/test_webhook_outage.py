@@ -236,10 +236,11 @@ async def test_fail_closed_hands_back_at_once_and_claims_nothing_until_redis_ans
                     stopped = utcnow()
 
                     async def handed_back() -> bool:
+                        # Once the outage is noticed, no claim starts until Redis answers.
+                        if not events(logs, OUTAGE) or dispatcher.busy:
+                            return False
                         pending = [d for d in await work.deliveries() if d.state == "pending"]
-                        return dispatcher.busy == 0 and all(
-                            d.available_at <= utcnow() for d in pending
-                        )
+                        return all(d.available_at <= utcnow() for d in pending)
 
                     await until(handed_back, "the claimed deliveries to be handed back")
                     sent = len(receiver.received)

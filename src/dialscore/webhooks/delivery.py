@@ -112,6 +112,8 @@ class Dispatcher:
         # Renewals and hand-backs take turns: a hand-back releases a delivery by the lease
         # end the database holds, which a renewal under way is moving.
         self._lease_lock = asyncio.Lock()
+        # Claims between leasing their rows and starting their sends: work under way too.
+        self._claiming = 0
         self._per_key: Counter[str] = Counter()
         self._per_origin: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
@@ -169,7 +171,9 @@ class Dispatcher:
 
     @property
     def busy(self) -> int:
-        return len(self._inflight)
+        """Deliveries in flight, and claims under way (their rows leased, their sends not
+        yet started)."""
+        return len(self._inflight) + self._claiming
 
     # -- claiming ---------------------------------------------------------------------------------
 
@@ -179,7 +183,11 @@ class Dispatcher:
         capacity = self.settings.webhook_max_in_flight - len(self._inflight)
         if capacity <= 0 or not await self.limiter.available():
             return 0
-        claimed = await self.claim(capacity)
+        self._claiming += 1
+        try:
+            claimed = await self.claim(capacity)
+        finally:
+            self._claiming -= 1
         for item in claimed:
             self._leases[item.delivery_id] = item.leased_until
             self._per_key[item.key] += 1
