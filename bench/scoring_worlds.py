@@ -170,14 +170,9 @@ def client_rate_scale(contacts: Sequence[SimContact]) -> float:
                 unnamed = tuple(replace(call, person=None) for call in calls)
                 called[number.e164] = replace(number.evidence, calls=unnamed, shared_with=0)
     recent = sorted(called, key=lambda e164: (-called[e164].calls[-1].at, e164))
-    phones = (
-        (
-            parse_phone(e164, position=1, slot="phone", type_hint=None, country_hint=None),
-            called[e164],
-        )
-        for e164 in recent[:CALIBRATION_NUMBERS]
-    )
-    return engine.tally_calls(phones, NOW).scale()
+    return engine.tally_calls(
+        ((e164, called[e164]) for e164 in recent[:CALIBRATION_NUMBERS]), NOW
+    ).scale()
 
 
 def score_world(contacts: Sequence[SimContact]) -> None:

@@ -1070,7 +1070,7 @@ def test_the_scale_moves_the_estimate_and_says_so() -> None:
 def test_tally_calls_skips_numbers_without_calls() -> None:
     history = (Call("connected", ago(3)),)
     tally = tally_calls(
-        [(parse(UK_MOBILE), NumberEvidence(calls=history)), (parse(UK_FIXED), NumberEvidence())],
+        [(UK_MOBILE, NumberEvidence(calls=history)), (UK_FIXED, NumberEvidence())],
         NOW,
     )
     assert (tally.calls, tally.observed) == (1, 1)

@@ -34,6 +34,7 @@ from dialscore.scoring.numbers import (
     display_type,
     fictional_reason,
     parse_contact_phones,
+    parse_phone,
 )
 
 # Reachability tier, optionally with one modifier (D15).
@@ -360,11 +361,13 @@ def best_phone(phones: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"number": entry["number"], "status": entry["status"], "ivrPath": entry["ivrPath"]}
 
 
-def tally_calls(numbers: Iterable[tuple[ParsedPhone, NumberEvidence]], now: float) -> lines.Tally:
-    """A client's reported calls against the model, number by number (P90)."""
+def tally_calls(numbers: Iterable[tuple[str, NumberEvidence]], now: float) -> lines.Tally:
+    """A client's reported calls against the model, number by number (P90): each number
+    (E.164) with its evidence, as a contact's only phone with no hints."""
     tally = lines.Tally()
-    for phone, evidence in numbers:
+    for e164, evidence in numbers:
         if evidence.calls:
+            phone = parse_phone(e164, position=1, slot="phone", type_hint=None, country_hint=None)
             score_phone(phone, evidence, now, tally=tally)
     return tally
 

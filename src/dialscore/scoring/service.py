@@ -21,7 +21,6 @@ from dialscore.scoring.numbers import (
     EnrichedNumber,
     ParsedPhone,
     parse_contact_phones,
-    parse_phone,
 )
 from dialscore.scoring.providers import VerificationProvider
 
@@ -216,11 +215,7 @@ async def rate_scale(session: AsyncSession, client_id: str, *, now: float) -> fl
     if not numbers:
         return 1.0
     evidence, _ = await _number_evidence(session, client_id, numbers, {})
-    phones = (
-        (parse_phone(n, position=1, slot="phone", type_hint=None, country_hint=None), evidence[n])
-        for n in numbers
-    )
-    return tally_calls(phones, now).scale()
+    return tally_calls(((n, evidence[n]) for n in numbers), now).scale()
 
 
 class RateScales:
