@@ -39,7 +39,7 @@ from tests.processes import (
     fresh_postgres_database,
 )
 from tests.support import V2, Tenant, add_user, make_tenant
-from tests.web_forms import PASSWORD, attempt_sign_in, sign_in
+from tests.web_forms import PASSWORD, attempt_sign_in, once_token, sign_in
 
 LOCK_AFTER = 3
 
@@ -113,6 +113,21 @@ async def test_a_form_without_its_csrf_token_is_refused_and_changes_nothing(
 
     made = await api.post("/app/keys", data={"label": "CI", "csrf_token": token})
     assert made.status_code == 200, made.text
+    assert await key_count(db, team.admin.client_id) == before + 1
+
+
+async def test_the_key_form_sent_again_creates_nothing_more(
+    api: httpx.AsyncClient, db: Database, team: Team
+) -> None:
+    token = await sign_in(api, team.admin_email)
+    before = await key_count(db, team.admin.client_id)
+    sent = {"label": "CI", "csrf_token": token, "once": await once_token(api, "/app/keys")}
+    first = await api.post("/app/keys", data=sent)
+    assert first.status_code == 200 and 'id="new-api-key"' in first.text, first.text
+    again = await api.post("/app/keys", data=sent)
+    assert again.status_code == 200, again.text
+    assert "This form was already sent: the key “CI” was created then" in again.text
+    assert 'id="new-api-key"' not in again.text
     assert await key_count(db, team.admin.client_id) == before + 1
 
 

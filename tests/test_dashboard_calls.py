@@ -11,16 +11,23 @@ import httpx
 from dialscore.calls import service
 from dialscore.kit.db import Database
 from tests.support import Tenant
-from tests.web_forms import csrf_token, sign_in_user
+from tests.web_forms import csrf_token, once_token, sign_in_user
 
 ANN = "+14155552671"
 BOB = "+14155550123"
 
 
 async def upload(
-    api: httpx.AsyncClient, token: str | None, content: bytes, filename: str = "calls.csv"
+    api: httpx.AsyncClient,
+    token: str | None,
+    content: bytes,
+    filename: str = "calls.csv",
+    *,
+    once: str | None = None,
 ) -> httpx.Response:
     data = {"csrf_token": token} if token is not None else {}
+    if once is not None:
+        data["once"] = once
     return await api.post("/app/calls", data=data, files={"file": (filename, content, "text/csv")})
 
 
@@ -66,6 +73,26 @@ async def test_one_bad_row_is_listed_and_the_others_stored(
     assert (ann["outcome"], ann["calledAt"]) == ("connected", "2026-11-20T13:03:00Z")
     (bob,) = await calls_to(api, tenant, BOB)
     assert bob["outcome"] == "voicemail"
+
+
+async def test_a_file_sent_again_from_the_same_form_is_recorded_once(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    token = await sign_in_user(api, db, tenant.user_id)
+    once = await once_token(api, "/app/calls")
+    content = f"number,outcome\n{ANN},connected\n{BOB},busy\n12,busy\n".encode()
+    first = await upload(api, token, content, "monday.csv", once=once)
+    assert "2 of 3 calls accepted, 1 rejected." in first.text
+    again = await upload(api, token, content, "monday.csv", once=once)
+    assert again.status_code == 200, again.text
+    assert (
+        "“monday.csv” was already sent from this form: 2 of 3 calls were accepted then. "
+        "Nothing was recorded again." in again.text
+    )
+    assert len(await calls_to(api, tenant, ANN)) == 1
+    # The same file sent from a new page is new calls, as the person asked.
+    await upload(api, token, content, "monday.csv", once=await once_token(api, "/app/calls"))
+    assert len(await calls_to(api, tenant, ANN)) == 2
 
 
 async def test_tabs_and_times_without_a_zone(

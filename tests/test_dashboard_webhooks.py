@@ -16,7 +16,7 @@ from dialscore.webhooks import repository as webhooks_repo
 from dialscore.webhooks import service as webhooks
 from tests.conftest import SECRET
 from tests.support import Tenant, add_user
-from tests.web_forms import sign_in_user
+from tests.web_forms import ONCE, once_token, sign_in_user
 
 
 def field_value(page: str, field_id: str) -> str:
@@ -101,6 +101,35 @@ async def test_create_shows_the_secret_once_then_lifecycle(
     assert gone.status_code == 303
     listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
     assert listed.json()["data"]["webhooks"] == []
+
+
+async def test_the_create_form_sent_again_creates_nothing_more(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    """A reload of the page that showed the secret sends the form again, with its token."""
+    token = await sign_in_user(api, db, tenant.user_id)
+    sent = {
+        "csrf_token": token,
+        "once": await once_token(api, "/app/webhooks"),
+        "name": "CRM",
+        "url": "https://93.184.215.14/hook",
+        "events": ["job.completed"],
+    }
+    first = await api.post("/app/webhooks", data=sent)
+    assert first.status_code == 200 and field_value(first.text, "webhook-secret")
+    again = await api.post("/app/webhooks", data=sent)
+    assert again.status_code == 200, again.text
+    assert "This form was already sent: the webhook “CRM” was created then" in again.text
+    assert 'id="webhook-secret"' not in again.text
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert [w["name"] for w in listed.json()["data"]["webhooks"]] == ["CRM"]
+    # The answer's own form carries a new token: it creates another.
+    fresh = ONCE.search(again.text)
+    assert fresh is not None and fresh[1] != sent["once"]
+    another = await api.post("/app/webhooks", data={**sent, "once": fresh[1], "name": "ERP"})
+    assert field_value(another.text, "webhook-secret")
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert sorted(w["name"] for w in listed.json()["data"]["webhooks"]) == ["CRM", "ERP"]
 
 
 async def test_another_users_webhook_is_not_found(

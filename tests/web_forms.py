@@ -12,6 +12,7 @@ from dialscore.signin import service as signin
 PASSWORD = "correct horse battery"
 FORM_TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+ONCE = re.compile(r'name="once" value="([^"]+)"')
 
 
 async def attempt_sign_in(
@@ -32,6 +33,15 @@ async def csrf_token(client: httpx.AsyncClient, path: str = "/app/account") -> s
     page = await client.get(path)
     assert page.status_code == 200, page.text
     found = CSRF.search(page.text)
+    assert found is not None, page.text
+    return found[1]
+
+
+async def once_token(client: httpx.AsyncClient, path: str) -> str:
+    """The one-time token of the create form on the page of ``path``."""
+    page = await client.get(path)
+    assert page.status_code == 200, page.text
+    found = ONCE.search(page.text)
     assert found is not None, page.text
     return found[1]
 

@@ -17,7 +17,8 @@ from starlette.datastructures import UploadFile
 from dialscore.calls import service
 from dialscore.calls.schemas import MAX_CALLS
 from dialscore.dashboard.csvin import UploadError, decode, detect_delimiter
-from dialscore.dashboard.web import FormUser, SignedIn, render
+from dialscore.dashboard.web import FormUser, SignedIn, render, sent_once
+from dialscore.idempotency import answer_once
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import WriteSession
 from dialscore.scoring.evidence import OUTCOMES
@@ -29,6 +30,10 @@ MAX_BYTES = 20 * 1024 * 1024
 MAX_ROWS = 50_000
 # Rejected rows listed on the page; the count says how many there were in all.
 SHOWN_REJECTIONS = 1000
+SENT_AGAIN = (
+    "“{filename}” was already sent from this form: {accepted} of {total} calls were accepted "
+    "then. Nothing was recorded again."
+)
 
 # The record field each column feeds, by the header's letters and digits in lower case.
 _SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -151,6 +156,7 @@ def _page(
     user: WebUser,
     *,
     error: str = "",
+    notice: str = "",
     outcome: Outcome | None = None,
     columns: dict[str, str] | None = None,
     filename: str = "",
@@ -163,6 +169,7 @@ def _page(
         status_code=status_code,
         outcomes=OUTCOMES,
         error=error,
+        notice=notice,
         outcome=outcome,
         columns=columns or {},
         filename=filename,
@@ -178,7 +185,8 @@ async def calls_form(request: Request, user: SignedIn) -> HTMLResponse:
 
 @router.post("/calls", response_class=HTMLResponse)
 async def upload_calls(request: Request, user: FormUser, session: WriteSession) -> HTMLResponse:
-    sent = (await request.form()).get("file")
+    form = await request.form()
+    sent = form.get("file")
     if not isinstance(sent, UploadFile) or not sent.filename:
         return _page(request, user, error="Choose a CSV file of call results.", status_code=400)
     filename = sent.filename
@@ -188,22 +196,34 @@ async def upload_calls(request: Request, user: FormUser, session: WriteSession) 
         return _page(request, user, error=str(exc), filename=filename, status_code=400)
     now = utcnow()
     outcome = Outcome()
-    for start in range(0, len(calls.rows), MAX_CALLS):
-        chunk = calls.rows[start : start + MAX_CALLS]
-        # Each record carries its row number: the service ignores fields it does not know
-        # and hands rejected records back as they were sent.
-        records = [
-            {**row.record, "row": row.row}
-            | ({"calledAt": _called_at(row.record["calledAt"])} if "calledAt" in row.record else {})
-            for row in chunk
-        ]
-        report = await service.record_calls(
-            session, principal=user.principal, calls=records, now=now
-        )
-        outcome.total += report.total
-        outcome.accepted += report.accepted
-        outcome.rejected.extend(report.rejected)
-    await session.commit()
+
+    async def record() -> dict[str, Any]:
+        for start in range(0, len(calls.rows), MAX_CALLS):
+            chunk = calls.rows[start : start + MAX_CALLS]
+            # Each record carries its row number: the service ignores fields it does not know
+            # and hands rejected records back as they were sent.
+            records = [
+                {**row.record, "row": row.row}
+                | (
+                    {"calledAt": _called_at(row.record["calledAt"])}
+                    if "calledAt" in row.record
+                    else {}
+                )
+                for row in chunk
+            ]
+            report = await service.record_calls(
+                session, principal=user.principal, calls=records, now=now
+            )
+            outcome.total += report.total
+            outcome.accepted += report.accepted
+            outcome.rejected.extend(report.rejected)
+        return {"total": outcome.total, "accepted": outcome.accepted}
+
+    first, again = await answer_once(
+        session, sent_once(form, user, "app/calls"), now=now, answer=record
+    )
+    if again:
+        return _page(request, user, notice=SENT_AGAIN.format(filename=filename, **first))
     by_row = {row.row: row.record for row in calls.rows}
     for rejected in outcome.rejected:
         rejected["sent"] = by_row.get(rejected.get("row", 0), {})

@@ -1,8 +1,10 @@
 """What every page of the web app shares: templates, the signed-in user, the CSRF check,
-and the answers for a missing page or a form that must be sent again."""
+the one-time token of forms that create something, and the answers for a missing page or a
+form that must be sent again."""
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +16,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.datastructures import FormData
 
 from dialscore.config import Settings
+from dialscore.idempotency import MAX_KEY_LENGTH, Once, request_hash
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import get_state
 from dialscore.kit.security import same_secret
@@ -24,6 +27,10 @@ from dialscore.signin.schemas import Policy, WebUser
 PREFIX = "/app"
 SESSION_COOKIE = "dialscore_session"
 CSRF_FIELD = "csrf_token"
+# Each page carries a new one-time token for the forms that create something: the same form
+# sent again (the page that answered it reloaded, a second click) creates nothing more.
+ONCE_FIELD = "once"
+ONCE_TTL = timedelta(days=1)
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
@@ -88,9 +95,25 @@ def render(
     return templates.TemplateResponse(
         request,
         template,
-        {"user": user, "csrf_field": CSRF_FIELD, **context},
+        {
+            "user": user,
+            "csrf_field": CSRF_FIELD,
+            "once_field": ONCE_FIELD,
+            "once_token": secrets.token_urlsafe(16),
+            **context,
+        },
         status_code=status_code,
     )
+
+
+def sent_once(form: FormData, user: WebUser, scope: str) -> Once | None:
+    """The one-time token a form came with, as a key of the user's for ``scope`` (the form's
+    name); None for a form sent without one, which is simply carried out. A token counts once
+    whatever the form holds: sent again, it is the same form sent again."""
+    token = form.get(ONCE_FIELD)
+    if not isinstance(token, str) or not token or len(token) > MAX_KEY_LENGTH:
+        return None
+    return Once(user.principal.user_id, scope, token, request_hash({}, scope), ONCE_TTL)
 
 
 def is_https(request: Request) -> bool:

@@ -5,14 +5,16 @@ test events. Every change goes through the services the API's webhook endpoints 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render
+from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render, sent_once
+from dialscore.idempotency import answer_once
+from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
 from dialscore.kit.errors import ApiError
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
@@ -38,6 +40,10 @@ NOTICES = {
     "test": "A test event is on its way. Reload this page to see its attempts.",
     "redelivered": "The delivery is being sent again. Reload this page to see the attempt.",
 }
+SENT_AGAIN = (
+    "This form was already sent: the webhook “{name}” was created then and its secret shown "
+    "once. Nothing was created again."
+)
 
 
 @dataclass
@@ -125,7 +131,9 @@ async def create_webhook(
         if not events:  # the model names missing events only once the fields are valid
             form.errors.setdefault("events", NO_EVENTS)
         return await _list_page(request, user, session, form=form, status_code=400)
-    try:
+    made: list[tuple[WebhookSubscription, str]] = []
+
+    async def create() -> dict[str, Any]:
         subscription, secret = await service.create_subscription(
             session,
             user.principal,
@@ -133,11 +141,20 @@ async def create_webhook(
             server_secret=state.settings.resolved_secret_key,
             allow_private=state.settings.webhook_allow_private,
         )
+        made.append((subscription, secret))
+        return {"id": subscription.id, "name": subscription.name}
+
+    try:
+        first, again = await answer_once(
+            session, sent_once(sent, user, "app/webhooks"), now=utcnow(), answer=create
+        )
     except ApiError as exc:
         await session.rollback()
         form.errors = {"url": _url_problem(exc.message)}
         return await _list_page(request, user, session, form=form, status_code=400)
-    await session.commit()
+    if again:
+        return await _list_page(request, user, session, notice=SENT_AGAIN.format(**first))
+    ((subscription, secret),) = made
     # The secret is in this answer only: the page is not redirected, and it is never stored
     # in the clear.
     page = await _list_page(
