@@ -155,6 +155,7 @@ async def test_another_clients_keys_and_users_are_not_found(
     for path, data in (
         (f"/app/keys/{other.key_id}/revoke", {}),
         (f"/app/users/{other.user_id}/deactivate", {}),
+        (f"/app/users/{other.user_id}/reactivate", {}),
         (f"/app/users/{other.user_id}/role", {"role": "member"}),
         (f"/app/users/{other.user_id}/link", {}),
         ("/app/keys", {"label": "theirs", "owner": other.user_id}),
@@ -404,6 +405,32 @@ async def test_deactivating_a_user_ends_their_session_and_their_keys(
     keys = await api.get("/app/keys")
     row = keys.text.split(team.member_email, 1)[1].split("</tr>", 1)[0]
     assert "user deactivated: the key answers 401" in row
+
+
+async def test_a_deactivated_user_is_reactivated_with_their_password_and_keys(
+    api: httpx.AsyncClient, browser: httpx.AsyncClient, team: Team
+) -> None:
+    token = await sign_in(api, team.admin_email)
+    member = f"/app/users/{team.member.user_id}"
+    await api.post(f"{member}/deactivate", data={"csrf_token": token})
+    assert await credits_status(api, team.member) == 401
+    listing = await api.get("/app/users")
+    assert f'action="{member}/reactivate"' in listing.text
+    # The admin's own row offers no reactivation: only a deactivated user's does.
+    assert f'action="/app/users/{team.admin.user_id}/reactivate"' not in listing.text
+
+    done = await api.post(f"{member}/reactivate", data={"csrf_token": token})
+    assert done.status_code == 200, done.text
+    assert (
+        "member@acme.example is active again: they can sign in with their password; 1 API key "
+        "of theirs answers again (revoke any that should not)." in done.text
+    )
+    assert f'action="{member}/reactivate"' not in done.text
+    assert await credits_status(api, team.member) == 200
+    assert (await attempt_sign_in(browser, team.member_email, PASSWORD)).status_code == 303
+
+    refused = await api.post(f"{member}/reactivate", data={})
+    assert refused.status_code == 403
 
 
 # -- signing in ----------------------------------------------------------------------------------

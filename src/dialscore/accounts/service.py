@@ -463,6 +463,18 @@ async def deactivate_user(
     return user
 
 
+async def reactivate_user(
+    session: AsyncSession, *, client_id: str, user_id: str, now: datetime
+) -> tuple[User, int]:
+    """Undoes a deactivation: the user may sign in again, and their keys that are neither
+    revoked nor expired answer again; the user and how many keys that is."""
+    user = await client_user(session, client_id=client_id, user_id=user_id)
+    user.deactivated_at = None
+    keys = await repo.client_keys(session, client_id)
+    live = sum(1 for key, owner in keys if owner.id == user.id and key_status(key, now) == "active")
+    return user, live
+
+
 async def ledger(
     session: AsyncSession, *, client_id: str, page: PageRequest
 ) -> tuple[list[CreditLedgerEntry], int]:

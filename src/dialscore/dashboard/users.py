@@ -1,5 +1,5 @@
 """The users pages of the web app (administrators only): add a user with a one-time link to
-set a password, make a new link, change a role, deactivate."""
+set a password, make a new link, change a role, deactivate, reactivate."""
 
 from __future__ import annotations
 
@@ -190,3 +190,34 @@ async def deactivate(
             )
         await session.commit()
     return RedirectResponse(f"{PREFIX}/users?deactivated=1", status_code=303)
+
+
+def _reactivated(email: str, has_password: bool, keys: int) -> str:
+    signs_in = (
+        "they can sign in with their password"
+        if has_password
+        else "they have no password yet: make them a new password link"
+    )
+    answer = (
+        f"{keys} API key{'s' if keys != 1 else ''} of theirs answer{'s' if keys == 1 else ''} "
+        "again (revoke any that should not)"
+        if keys
+        else "none of their API keys is active"
+    )
+    return f"{email} is active again: {signs_in}; {answer}."
+
+
+@router.post("/users/{user_id}/reactivate", response_class=HTMLResponse)
+async def reactivate(
+    request: Request, state: StateDep, user: AdminForm, user_id: str
+) -> HTMLResponse:
+    async with state.db.write() as session:
+        try:
+            target, keys = await accounts.reactivate_user(
+                session, client_id=user.principal.client_id, user_id=user_id, now=utcnow()
+            )
+        except NotFound:
+            raise PageNotFound() from None
+        notice = _reactivated(target.email, target.password_hash is not None, keys)
+        await session.commit()
+    return await _users_page(request, state, user, notice=notice)
