@@ -17,7 +17,6 @@ from dialscore.dashboard.web import (
     SignedIn,
     client_address,
     is_https,
-    policy,
     render,
     safe_next,
 )
@@ -27,6 +26,7 @@ from dialscore.kit.errors import ApiError
 from dialscore.kit.security import same_secret
 from dialscore.signin import service as signin
 from dialscore.signin.schemas import SignedIn as NewSession
+from dialscore.signin.schemas import policy
 
 router = APIRouter()
 

@@ -10,12 +10,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import ROLES
-from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, policy, render
+from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, render
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep
 from dialscore.kit.errors import ApiError, NotFound
 from dialscore.signin import service as signin
-from dialscore.signin.schemas import WebUser
+from dialscore.signin.schemas import WebUser, policy
 
 router = APIRouter()
 

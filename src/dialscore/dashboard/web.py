@@ -15,14 +15,13 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import FormData
 
-from dialscore.config import Settings
 from dialscore.idempotency import MAX_KEY_LENGTH, Once, request_hash
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import get_state
 from dialscore.kit.security import same_secret
 from dialscore.kit.text import scrub, text_problem
 from dialscore.signin import service as signin
-from dialscore.signin.schemas import Policy, WebUser
+from dialscore.signin.schemas import WebUser, policy
 
 PREFIX = "/app"
 SESSION_COOKIE = "dialscore_session"
@@ -33,17 +32,6 @@ ONCE_FIELD = "once"
 ONCE_TTL = timedelta(days=1)
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-
-
-def policy(settings: Settings) -> Policy:
-    return Policy(
-        idle=timedelta(minutes=settings.session_idle_minutes),
-        lifetime=timedelta(hours=settings.session_lifetime_hours),
-        failures_before_delay=settings.signin_failures_before_delay,
-        failures_before_lock=settings.signin_failures_before_lock,
-        window=timedelta(minutes=settings.signin_lock_minutes),
-        lock=timedelta(minutes=settings.signin_lock_minutes),
-    )
 
 
 class PageNotFound(Exception):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from dialscore.accounts.schemas import Principal
+from dialscore.config import Settings
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1024
@@ -27,6 +28,18 @@ class Policy:
     window: timedelta = timedelta(minutes=15)
     lock: timedelta = timedelta(minutes=15)
     password_link_lifetime: timedelta = timedelta(hours=24)
+
+
+def policy(settings: Settings) -> Policy:
+    """The policy the settings make."""
+    return Policy(
+        idle=timedelta(minutes=settings.session_idle_minutes),
+        lifetime=timedelta(hours=settings.session_lifetime_hours),
+        failures_before_delay=settings.signin_failures_before_delay,
+        failures_before_lock=settings.signin_failures_before_lock,
+        window=timedelta(minutes=settings.signin_lock_minutes),
+        lock=timedelta(minutes=settings.signin_lock_minutes),
+    )
 
 
 @dataclass(frozen=True)
