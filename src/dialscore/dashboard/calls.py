@@ -20,7 +20,7 @@ from dialscore.dashboard.csvin import UploadError, decode, detect_delimiter
 from dialscore.dashboard.web import FormUser, SignedIn, render, sent_once
 from dialscore.idempotency import answer_once
 from dialscore.kit.clock import utcnow
-from dialscore.kit.deps import WriteSession
+from dialscore.kit.deps import StateDep, WriteSession
 from dialscore.scoring.evidence import OUTCOMES
 from dialscore.signin.schemas import WebUser
 
@@ -184,7 +184,9 @@ async def calls_form(request: Request, user: SignedIn) -> HTMLResponse:
 
 
 @router.post("/calls", response_class=HTMLResponse)
-async def upload_calls(request: Request, user: FormUser, session: WriteSession) -> HTMLResponse:
+async def upload_calls(
+    request: Request, user: FormUser, session: WriteSession, state: StateDep
+) -> HTMLResponse:
     form = await request.form()
     sent = form.get("file")
     if not isinstance(sent, UploadFile) or not sent.filename:
@@ -220,7 +222,7 @@ async def upload_calls(request: Request, user: FormUser, session: WriteSession) 
         return {"total": outcome.total, "accepted": outcome.accepted}
 
     first, again = await answer_once(
-        session, sent_once(form, user, "app/calls"), now=now, answer=record
+        session, sent_once(form, user, "app/calls", state.settings), now=now, answer=record
     )
     if again:
         return _page(request, user, notice=SENT_AGAIN.format(filename=filename, **first))

@@ -112,7 +112,7 @@ async def create_key(
             made.append((created, owner_user.email))
             return {"label": label.strip()}
 
-        once = sent_once(await request.form(), user, "app/keys")
+        once = sent_once(await request.form(), user, "app/keys", state.settings)
         first: dict[str, Any] = {}
         again = False
         async with state.db.write() as session:

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import FormData
 
+from dialscore.config import Settings
 from dialscore.idempotency import MAX_KEY_LENGTH, Once, request_hash
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import get_state
@@ -29,7 +30,6 @@ CSRF_FIELD = "csrf_token"
 # Each page carries a new one-time token for the forms that create something: the same form
 # sent again (the page that answered it reloaded, a second click) creates nothing more.
 ONCE_FIELD = "once"
-ONCE_TTL = timedelta(days=1)
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 
@@ -94,14 +94,16 @@ def render(
     )
 
 
-def sent_once(form: FormData, user: WebUser, scope: str) -> Once | None:
-    """The one-time token a form came with, as a key of the user's for ``scope`` (the form's
-    name); None for a form sent without one, which is simply carried out. A token counts once
-    whatever the form holds: sent again, it is the same form sent again."""
+def sent_once(form: FormData, user: WebUser, scope: str, settings: Settings) -> Once | None:
+    """The one-time token a form came with, as an idempotency key of the user's for
+    ``scope`` (the form's name), kept as long as any; None for a form sent without one, which
+    is simply carried out. A token counts once whatever the form holds: sent again, it is the
+    same form sent again."""
     token = form.get(ONCE_FIELD)
     if not isinstance(token, str) or not token or len(token) > MAX_KEY_LENGTH:
         return None
-    return Once(user.principal.user_id, scope, token, request_hash({}, scope), ONCE_TTL)
+    ttl = timedelta(hours=settings.idempotency_ttl_hours)
+    return Once(user.principal.user_id, scope, token, request_hash({}, scope), ttl)
 
 
 def is_https(request: Request) -> bool:

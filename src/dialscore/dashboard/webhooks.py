@@ -144,10 +144,9 @@ async def create_webhook(
         made.append((subscription, secret))
         return {"id": subscription.id, "name": subscription.name}
 
+    once = sent_once(sent, user, "app/webhooks", state.settings)
     try:
-        first, again = await answer_once(
-            session, sent_once(sent, user, "app/webhooks"), now=utcnow(), answer=create
-        )
+        first, again = await answer_once(session, once, now=utcnow(), answer=create)
     except ApiError as exc:
         await session.rollback()
         form.errors = {"url": _url_problem(exc.message)}
