@@ -514,6 +514,21 @@ async def test_polling_loop_steps_at_once_and_again_when_woken() -> None:
     assert steps.calls == 3
 
 
+async def test_a_loop_that_waits_first_steps_only_when_woken_or_its_poll_comes() -> None:
+    steps = Steps()
+    loop = PollingLoop(steps, poll_seconds=NEVER, name="test loop", wait_first=True)
+    loop.start()
+    try:
+        for _ in range(5):
+            await asyncio.sleep(0)  # the loop's task runs up to its wait
+        assert loop.running and steps.calls == 0
+        loop.wake()
+        await steps.calls_reach(1)
+    finally:
+        await loop.stop()
+    assert steps.calls == 1
+
+
 async def test_polling_loop_steps_again_after_its_poll_interval() -> None:
     steps = Steps()
     loop = PollingLoop(steps, poll_seconds=0.01, name="test loop")

@@ -16,14 +16,21 @@ class PollingLoop:
     waits ``poll_seconds``, or less when ``wake()`` is called. A step that raises is logged
     and the loop goes on; a run of failures (a database or Redis away for a while) is logged
     once, with the first one's traceback, and its end once. ``stop()`` cancels the step
-    under way."""
+    under way. With ``wait_first``, the first step too waits for the poll interval or a
+    wake."""
 
     def __init__(
-        self, step: Callable[[], Awaitable[object]], *, poll_seconds: float, name: str
+        self,
+        step: Callable[[], Awaitable[object]],
+        *,
+        poll_seconds: float,
+        name: str,
+        wait_first: bool = False,
     ) -> None:
         self.step = step
         self.poll_seconds = poll_seconds
         self.name = name
+        self.wait_first = wait_first
         self._loop: asyncio.AbstractEventLoop | None = None
         self._woken = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -66,6 +73,8 @@ class PollingLoop:
 
     async def _run(self) -> None:
         failures = 0
+        if self.wait_first:
+            await self._wait()
         while not self._stopping:
             try:
                 await self.step()
@@ -79,9 +88,13 @@ class PollingLoop:
                 if failures:
                     log.warning(f"{self.name} works again", failed_steps=failures)
                 failures = 0
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a
-            # cancellation that arrives as the event fires, and stop() would wait forever.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.poll_seconds):
-                    await self._woken.wait()
-            self._woken.clear()
+            await self._wait()
+
+    async def _wait(self) -> None:
+        """Until the poll interval has passed or a wake came."""
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+        # that arrives as the event fires, and stop() would wait forever.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.poll_seconds):
+                await self._woken.wait()
+        self._woken.clear()
