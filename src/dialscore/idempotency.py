@@ -98,6 +98,15 @@ async def replay(session: AsyncSession, once: Once, *, now: datetime) -> dict[st
     return record.response
 
 
+async def forget_expired(session: AsyncSession, *, before: datetime) -> int:
+    """Deletes the answers stored before ``before`` (past their time to live: ``replay``
+    would drop them anyway); how many."""
+    result = await session.execute(
+        delete(IdempotencyRecord).where(IdempotencyRecord.created_at <= before)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 async def answer_once(
     session: AsyncSession,
     once: Once | None,

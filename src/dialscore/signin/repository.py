@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.models import Client, PasswordLink, Plan, SignInFailure, User, WebSession
@@ -69,3 +69,37 @@ async def mark_seen(session: AsyncSession, session_id: str, now: datetime) -> No
     await session.execute(
         update(WebSession).where(WebSession.id == session_id).values(last_seen_at=now)
     )
+
+
+async def forget_expired(
+    session: AsyncSession, *, now: datetime, idle: timedelta, failures_since: datetime
+) -> dict[str, int]:
+    """Deletes what can no longer be used or counted: sessions revoked, past their lifetime or
+    idle for ``idle``; password links used or expired; failed sign-ins before
+    ``failures_since``. How many of each."""
+    sessions = await session.execute(
+        delete(WebSession).where(
+            or_(
+                WebSession.revoked_at.is_not(None),
+                WebSession.expires_at <= now,
+                WebSession.last_seen_at <= now - idle,
+            )
+        )
+    )
+    links = await session.execute(
+        delete(PasswordLink).where(
+            or_(PasswordLink.used_at.is_not(None), PasswordLink.expires_at <= now)
+        )
+    )
+    failures = await session.execute(
+        delete(SignInFailure).where(SignInFailure.failed_at < failures_since)
+    )
+    return {
+        "sessions": _deleted(sessions),
+        "password_links": _deleted(links),
+        "sign_in_failures": _deleted(failures),
+    }
+
+
+def _deleted(result: object) -> int:
+    return int(getattr(result, "rowcount", 0) or 0)

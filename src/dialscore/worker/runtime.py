@@ -1,5 +1,5 @@
 """Runs background work in this process: the Dramatiq broker and worker threads, the outbox
-relay and the webhook dispatcher."""
+relay, the webhook dispatcher and the housekeeping of expired records."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import delivery_rate_limiter
 from dialscore.worker.actors import Task, declare_actors, failure_policy
 from dialscore.worker.context import ClosesTaskContext, TaskContext
+from dialscore.worker.housekeeping import Housekeeping
 from dialscore.worker.relay import Relay
 
 log = structlog.get_logger(__name__)
@@ -87,8 +88,8 @@ def build_broker(
 
 
 class BackgroundWorker:
-    """Dramatiq worker threads, the outbox relay and the webhook dispatcher, inside the
-    current process; its loops are registered with ``wakers`` while they run."""
+    """Dramatiq worker threads, the outbox relay, the webhook dispatcher and housekeeping,
+    inside the current process; its loops are registered with ``wakers`` while they run."""
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class BackgroundWorker:
         )
         self.limiter = delivery_rate_limiter(settings)
         self.dispatcher = Dispatcher(db, settings, self.limiter)
+        self.housekeeping = Housekeeping(db, settings)
 
     def _publish(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         for actor_name, kwargs in batch:
@@ -136,6 +138,7 @@ class BackgroundWorker:
                 log.info("republishing unfinished outbox messages", count=released)
         self.relay.start()
         self.dispatcher.start()
+        self.housekeeping.start()
         self.wakers.register(RELAY, self.relay.wake)
         self.wakers.register(DISPATCHER, self.dispatcher.wake)
 
@@ -149,6 +152,7 @@ class BackgroundWorker:
         self.wakers.unregister(RELAY)
         self.wakers.unregister(DISPATCHER)
         await self.relay.stop()
+        await self.housekeeping.stop()
         self.context.stop()
         # Worker threads take no new message once their current one ends (one taken
         # meanwhile is handed back), and the broker keeps those not taken: the Redis broker
