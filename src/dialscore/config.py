@@ -6,6 +6,7 @@ import contextlib
 import os
 import secrets
 import tempfile
+from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -142,6 +143,12 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.resolved_database_url.startswith("sqlite")
+
+    @property
+    def idempotency_ttl(self) -> timedelta:
+        """How long the first answer to an idempotency key (or a form's one-time token) is
+        kept."""
+        return timedelta(hours=self.idempotency_ttl_hours)
 
     @cached_property
     def resolved_secret_key(self) -> str:

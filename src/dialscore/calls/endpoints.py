@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -53,7 +52,7 @@ async def report_calls(
     once = None
     if idempotency_key is not None:
         fingerprint = idempotency.request_hash(await request.json(), IDEMPOTENCY_SCOPE)
-        ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
+        ttl = state.settings.idempotency_ttl
         once = Once(principal.user_id, IDEMPOTENCY_SCOPE, idempotency_key, fingerprint, ttl)
 
     async def answer() -> dict[str, Any]:

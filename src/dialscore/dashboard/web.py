@@ -5,7 +5,6 @@ form that must be sent again."""
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -102,8 +101,8 @@ def sent_once(form: FormData, user: WebUser, scope: str, settings: Settings) -> 
     token = form.get(ONCE_FIELD)
     if not isinstance(token, str) or not token or len(token) > MAX_KEY_LENGTH:
         return None
-    ttl = timedelta(hours=settings.idempotency_ttl_hours)
-    return Once(user.principal.user_id, scope, token, request_hash({}, scope), ttl)
+    fingerprint = request_hash({}, scope)
+    return Once(user.principal.user_id, scope, token, fingerprint, settings.idempotency_ttl)
 
 
 def is_https(request: Request) -> bool:

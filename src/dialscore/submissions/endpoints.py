@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -41,11 +40,10 @@ async def _submit(
     now = utcnow()
     once = None
     if key is not None:
-        ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
         # Scoped to the operation (P76): a key first used to score is another key here.
         scope = "contacts/score" if kind == "scoring" else "contacts/enrich"
         fingerprint = idempotency.request_hash(await request.json(), scope)
-        once = Once(principal.user_id, scope, key, fingerprint, ttl)
+        once = Once(principal.user_id, scope, key, fingerprint, state.settings.idempotency_ttl)
 
     async def answer() -> dict[str, Any]:
         submission = await service.submit(

@@ -6,7 +6,7 @@ already gone is harmless, so no two need to agree."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import structlog
 
@@ -46,7 +46,6 @@ class Housekeeping:
         """Deletes every expired record now; how many of each kind."""
         now = self.clock()
         rules = policy(self.settings)
-        ttl = timedelta(hours=self.settings.idempotency_ttl_hours)
         async with self.db.unit_of_work() as session:
             forgotten = await signin.forget_expired(
                 session,
@@ -56,7 +55,7 @@ class Housekeeping:
                 failures_since=now - rules.window - rules.lock,
             )
             forgotten["idempotency_answers"] = await idempotency.forget_expired(
-                session, before=now - ttl
+                session, before=now - self.settings.idempotency_ttl
             )
         if any(forgotten.values()):
             log.info("forgot expired records", **forgotten)
