@@ -17,6 +17,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.kit.db import changed_rows
 from dialscore.kit.errors import Conflict
 from dialscore.models import IdempotencyRecord
 
@@ -104,7 +105,7 @@ async def forget_expired(session: AsyncSession, *, before: datetime) -> int:
     result = await session.execute(
         delete(IdempotencyRecord).where(IdempotencyRecord.created_at <= before)
     )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return changed_rows(result)
 
 
 async def answer_once(

@@ -70,6 +70,12 @@ class Credits(TypeDecorator[Decimal]):
         return Decimal
 
 
+def changed_rows(result: object) -> int:
+    """How many rows an UPDATE or DELETE changed (``rowcount``, which SQLAlchemy's result
+    type for a statement does not declare)."""
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 def _driver_url(url: str, *, sqlite_driver: str) -> str:
     parsed = make_url(url)
     backend = parsed.get_backend_name()

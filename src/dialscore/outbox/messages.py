@@ -10,6 +10,7 @@ from sqlalchemy import case, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.kit.clock import utcnow
+from dialscore.kit.db import changed_rows
 from dialscore.models import OutboxMessage
 from dialscore.outbox import failed
 
@@ -132,4 +133,4 @@ async def release_leases(session: AsyncSession, *, now: datetime) -> int:
         .where(OutboxMessage.available_at > now, OutboxMessage.failed_at.is_(None))
         .values(available_at=now)
     )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return changed_rows(result)

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.kit.db import changed_rows
 from dialscore.models import Client, PasswordLink, Plan, SignInFailure, User, WebSession
 
 
@@ -95,11 +96,7 @@ async def forget_expired(
         delete(SignInFailure).where(SignInFailure.failed_at < failures_since)
     )
     return {
-        "sessions": _deleted(sessions),
-        "password_links": _deleted(links),
-        "sign_in_failures": _deleted(failures),
+        "sessions": changed_rows(sessions),
+        "password_links": changed_rows(links),
+        "sign_in_failures": changed_rows(failures),
     }
-
-
-def _deleted(result: object) -> int:
-    return int(getattr(result, "rowcount", 0) or 0)
