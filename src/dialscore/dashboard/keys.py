@@ -94,51 +94,49 @@ async def create_key(
     except ValueError as exc:
         errors["expires"] = str(exc)
     if not errors:
-        made: list[tuple[accounts.CreatedKey, str]] = []
-
-        async def create() -> dict[str, Any]:
-            owner_user = await accounts.client_user(
-                session, client_id=user.principal.client_id, user_id=owner
-            )
-            if owner_user.deactivated_at is not None:
-                raise NotFound("deactivated")
-            created = await accounts.create_key(
-                session,
-                user_id=owner_user.id,
-                secret=state.settings.resolved_secret_key,
-                expires_at=expires_at,
-                label=label,
-            )
-            made.append((created, owner_user.email))
-            return {"label": label.strip()}
-
         once = sent_once(await request.form(), user, "app/keys", state.settings)
-        first: dict[str, Any] = {}
-        again = False
+        made: list[tuple[accounts.CreatedKey, str]] = []
         async with state.db.write() as session:
+
+            async def create() -> dict[str, Any]:
+                owner_user = await accounts.client_user(
+                    session, client_id=user.principal.client_id, user_id=owner
+                )
+                if owner_user.deactivated_at is not None:
+                    raise NotFound("deactivated")
+                created = await accounts.create_key(
+                    session,
+                    user_id=owner_user.id,
+                    secret=state.settings.resolved_secret_key,
+                    expires_at=expires_at,
+                    label=label,
+                )
+                made.append((created, owner_user.email))
+                return {"label": label.strip()}
+
             try:
                 first, again = await answer_once(session, once, now=utcnow(), answer=create)
             except NotFound:
                 errors["owner"] = "Choose an active user of your team."
             except ApiError as exc:
                 errors["label"] = exc.message[:1].upper() + exc.message[1:] + "."
-        if again:
-            return await _keys_page(request, state, user, notice=SENT_AGAIN.format(**first))
-        if made:
-            ((created, owner_email),) = made
-            blank = {"label": "", "owner": user.principal.user_id, "expires": ""}
-            page = await _keys_page(
-                request,
-                state,
-                user,
-                created=created,
-                created_label=label.strip(),
-                created_owner=owner_email,
-                form=blank,
-            )
-            # The key is shown only on this answer: no cache may keep it.
-            page.headers["Cache-Control"] = "no-store"
-            return page
+            else:
+                if again:
+                    return await _keys_page(request, state, user, notice=SENT_AGAIN.format(**first))
+                ((created, owner_email),) = made
+                blank = {"label": "", "owner": user.principal.user_id, "expires": ""}
+                page = await _keys_page(
+                    request,
+                    state,
+                    user,
+                    created=created,
+                    created_label=label.strip(),
+                    created_owner=owner_email,
+                    form=blank,
+                )
+                # The key is shown only on this answer: no cache may keep it.
+                page.headers["Cache-Control"] = "no-store"
+                return page
     return await _keys_page(request, state, user, status_code=400, form=form, errors=errors)
 
 
