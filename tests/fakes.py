@@ -20,6 +20,8 @@ class Received:
     """One request as it arrived; ``body`` is what came of it, fewer bytes than its
     Content-Length when the client went away while sending it."""
 
+    # When its request line and headers had come: a body cut short ends only when its
+    # sender's connection closes, which is after the sender is gone.
     at: float
     method: str
     target: str  # as sent: the path and its query
@@ -136,11 +138,12 @@ class FakeServer:
                 self._serve()
 
             def _serve(self) -> None:
+                arrived = time.time()
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
                 request = Received(
-                    at=time.time(),
+                    at=arrived,
                     method=self.command,
                     target=self.path,
                     path=parts.path,
