@@ -4,29 +4,19 @@ stderr when it is a terminal."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import psycopg
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from dialscore.cli.output import emit, fail, prepare_database, service_settings
-from dialscore.enrichment import directory as people
-from dialscore.kit import bulkload
-from dialscore.kit.linefiles import FileFormatError, LineCounts
-from dialscore.scoring import loaders
+
+if TYPE_CHECKING:
+    from dialscore.kit import bulkload
+    from dialscore.kit.linefiles import LineCounts
+    from dialscore.scoring import loaders
 
 imports = typer.Typer(
     help=(
@@ -46,6 +36,18 @@ FileArgument = Annotated[
 def _progress_bar(what: str) -> Iterator[bulkload.Progress]:
     """A progress callback that draws a bar on stderr only when stderr is a terminal, so that
     a captured stderr holds nothing but a possible error."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from dialscore.kit import bulkload
+
     console = Console(stderr=True)
     if not console.is_terminal:
         yield bulkload.no_progress
@@ -69,6 +71,12 @@ def _progress_bar(what: str) -> Iterator[bulkload.Progress]:
 def _run(path: Path, what: str, load: Callable[[str, bulkload.Progress], T]) -> T:
     """Checks the file, migrates the embedded database (or checks PostgreSQL's schema), and
     runs ``load`` with the database URL and a progress callback; user errors exit with 1."""
+    import sqlite3
+
+    import psycopg
+
+    from dialscore.kit.linefiles import FileFormatError
+
     if not path.exists():
         fail(f"no such file: {path}")
     if not path.is_file():
@@ -117,6 +125,8 @@ def dnc(
 
     One number a line: 10 digits (NANP), areacode,number, 1 and 10 digits, or +E.164. Blank
     lines, # comments and a header line are skipped."""
+    from dialscore.scoring import loaders
+
     name = list_name.strip()
     if not name or len(name) > loaders.MAX_LIST_NAME:
         fail(f"--list needs a name of 1 to {loaders.MAX_LIST_NAME} characters")
@@ -162,6 +172,8 @@ def number_blocks(file: FileArgument) -> None:
     Header: prefix,category[,carrier] or npa,nxx[,x],category[,carrier]. Categories:
     wireless (mobile, cellular), landline (wireline, fixed, ILEC, CLEC), voip (IPES).
     A block already known takes the file's category and carrier."""
+    from dialscore.scoring import loaders
+
     report = _run(
         file,
         "number blocks",
@@ -176,6 +188,8 @@ def company_lines(file: FileArgument) -> None:
 
     Numbers without a country code are read as US numbers; ivrPath is the keys that reach a
     person (empty when unknown). A line already known takes the file's company and ivrPath."""
+    from dialscore.scoring import loaders
+
     report = _run(
         file,
         "company lines",
@@ -198,6 +212,8 @@ def directory(file: FileArgument) -> None:
     are known again by id, else by their LinkedIn profile, else email, else name and
     company: a re-import updates them and adds no duplicates. Files ending in .jsonl,
     .ndjson or .json are JSON Lines, .csv files CSV; others by their first character."""
+    from dialscore.enrichment import directory as people
+
     report = _run(
         file,
         "directory",

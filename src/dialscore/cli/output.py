@@ -1,19 +1,21 @@
-"""How commands report: one JSON object on stdout, errors as {error} on stderr."""
+"""How commands report: one JSON object on stdout, errors as {error} on stderr.
+
+The command modules import what a command needs when it runs, inside the command:
+``dialscore --help`` and a mistyped option answer at once, without loading the web
+framework, the database layer or the password hasher (tests/test_cli_imports.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from sqlalchemy.engine import make_url
 
-from dialscore.config import Settings, get_settings
-from dialscore.kit.db import Database
-from dialscore.kit.errors import ApiError
+if TYPE_CHECKING:
+    from dialscore.config import Settings
+    from dialscore.kit.db import Database
 
 T = TypeVar("T")
 
@@ -31,6 +33,11 @@ def fail(message: str, code: int = 1) -> None:
 
 def run_with_db(action: Callable[[Database, Settings], Awaitable[T]]) -> T:
     """Runs ``action`` against the configured database, migrated first when embedded."""
+    import asyncio
+
+    from dialscore.kit.db import Database
+    from dialscore.kit.errors import ApiError
+
     settings = service_settings()
     prepare_database(settings)
 
@@ -63,6 +70,10 @@ def service_settings() -> Settings:
     """The settings of a command that works on an existing service's data (``admin``,
     ``import``): says on a terminal which database it uses, and refuses to make a new data
     directory that nobody named (P87)."""
+    from sqlalchemy.engine import make_url
+
+    from dialscore.config import get_settings
+
     settings = get_settings()
     data_dir = settings.data_dir.resolve()
     needs_dir = settings.is_sqlite or not settings.secret_key

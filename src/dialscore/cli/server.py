@@ -7,17 +7,14 @@ import errno
 import math
 import signal
 import socket
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import structlog
 import typer
 
 from dialscore.cli.output import emit, fail, prepare_database
-from dialscore.config import Settings, get_settings
-from dialscore.kit.collector import tune_garbage_collector
-from dialscore.kit.logging import configure_logging
-from dialscore.kit.metrics import MULTIPROCESS_ENV, multiprocess_dir, multiprocess_dir_problem
-from dialscore.monitoring.endpoints import serve_metrics
+
+if TYPE_CHECKING:
+    from dialscore.config import Settings
 
 
 def register(app: typer.Typer) -> None:
@@ -37,6 +34,10 @@ def serve(
     import uvicorn
 
     from dialscore.app import create_app
+    from dialscore.config import get_settings
+    from dialscore.kit.collector import tune_garbage_collector
+    from dialscore.kit.logging import configure_logging
+    from dialscore.monitoring.endpoints import serve_metrics
 
     settings = get_settings()
     host, port = host or settings.host, port or settings.port
@@ -73,8 +74,15 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 def worker() -> None:
     """Run worker threads, the outbox relay and the webhook dispatcher (with
     DIALSCORE_REDIS_URL on many machines). SIGTERM or SIGINT stops it gracefully."""
+    import structlog
+
+    from dialscore.config import get_settings
+    from dialscore.kit.collector import tune_garbage_collector
     from dialscore.kit.db import Database
+    from dialscore.kit.logging import configure_logging
+    from dialscore.kit.metrics import MULTIPROCESS_ENV, multiprocess_dir
     from dialscore.kit.wakers import Wakers
+    from dialscore.monitoring.endpoints import serve_metrics
     from dialscore.worker.runtime import BackgroundWorker
 
     # Stopped before it runs anything, it has nothing to hand back: exit 0 at once.
@@ -117,6 +125,7 @@ def worker() -> None:
 
 def migrate() -> None:
     """Bring the database schema up to date."""
+    from dialscore.config import get_settings
     from dialscore.migrations import upgrade
 
     settings = get_settings()
@@ -147,6 +156,8 @@ def refuse_busy_port(host: str, port: int, setting: str) -> None:
 def refuse_unusable_metrics(settings: Settings) -> None:
     """Also refuses a multiprocess directory that cannot be used, the other way the metrics
     can stop a start."""
+    from dialscore.kit.metrics import multiprocess_dir_problem
+
     problem = multiprocess_dir_problem()
     if problem is not None:
         fail(problem)
