@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -90,8 +92,10 @@ async def make_tenant(
 ) -> Tenant:
     """A client with one admin user and a key; ``tiers=None`` keeps the plan's rate tiers."""
     async with db.unit_of_work() as session:
+        # A unique address: one service holds the tenants of many tests.
+        email = f"admin-{uuid.uuid4().hex[:12]}@{re.sub(r'[^a-z0-9]', '', name.lower())}.example"
         client, user = await accounts.create_client(
-            session, name=name, plan=plan, credits=Decimal(credits), admin_email=None
+            session, name=name, plan=plan, credits=Decimal(credits), admin_email=email
         )
         if tiers:
             await accounts.set_overrides(session, client_id=client.id, values=tiers)

@@ -3,8 +3,10 @@ on the embedded SQLite default and on a PostgreSQL database migrated with ``dial
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import stat
+import subprocess
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,14 +20,17 @@ import psycopg
 import pytest
 
 from tests.processes import (
+    CLI_TIMEOUT,
     DATABASES,
     V2,
     base_env,
     cli_error,
     cli_json,
+    dialscore_command,
     fresh_postgres_database,
     processes,
 )
+from tests.web_session import hidden_fields, sign_in
 
 # D3: the shipped plans, and the default prices and webhook rate.
 PLANS: dict[str, dict[str, Any]] = {
@@ -105,6 +110,24 @@ class Cli:
     def error(self, *args: str) -> str:
         return cli_error(list(args), env=self.env, cwd=self.cwd)
 
+    def with_stdin(self, stdin: str, *args: str) -> tuple[int, dict[str, Any]]:
+        """Runs a command reading ``stdin``; its exit code and its one JSON object (stdout, or
+        the error on stderr)."""
+        completed = subprocess.run(
+            [*dialscore_command(), *args],
+            input=stdin,
+            env=self.env,
+            cwd=self.cwd,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT,
+            check=False,
+        )
+        shown = completed.stdout if completed.returncode == 0 else completed.stderr
+        assert shown.count("\n") == 1, (completed.stdout, completed.stderr)
+        payload: dict[str, Any] = json.loads(shown)
+        return completed.returncode, payload
+
     @property
     def secret_path(self) -> Path:
         return self.data_dir / "secret_key"
@@ -140,7 +163,7 @@ def test_generated_secret_key_is_reused_and_keys_authenticate_in_another_process
     assert not cli.secret_path.exists()
 
     created = cli.ok("admin", "create-client", "--name", "Acme", "--credits", "100")
-    assert set(created) == {"clientId", "userId", "apiKey"}
+    assert set(created) == {"clientId", "userId", "apiKey", "email", "passwordSet", "signIn"}
     assert cli.secret_path.exists()
     assert stat.S_IMODE(cli.secret_path.stat().st_mode) == 0o600
     secret = cli.secret_path.read_text().strip()
@@ -179,11 +202,13 @@ def test_admin_commands_print_one_json_object_with_their_keys(cli: Cli) -> None:
     created = cli.ok(
         "admin", "create-client", "--name", "Beta", "--plan", "business", "--credits", "12.5"
     )
-    assert set(created) == {"clientId", "userId", "apiKey"}
+    assert set(created) == {"clientId", "userId", "apiKey", "email", "passwordSet", "signIn"}
     client_id = created["clientId"]
 
-    member = cli.ok("admin", "create-user", "--client", client_id, "--email", "ann@example.com")
-    assert set(member) == {"userId"}
+    member = cli.ok("admin", "create-user", "--client", client_id, "--email", "Ann@Example.com")
+    assert set(member) == {"userId", "email", "passwordSet", "signIn"}
+    assert (member["email"], member["passwordSet"]) == ("ann@example.com", False)
+    assert f"set-password --user {member['userId']}" in member["signIn"]
     admin = cli.ok(
         "admin",
         "create-user",
@@ -194,7 +219,7 @@ def test_admin_commands_print_one_json_object_with_their_keys(cli: Cli) -> None:
         "--role",
         "admin",
     )
-    assert set(admin) == {"userId"}
+    assert set(admin) == {"userId", "email", "passwordSet", "signIn"}
     assert len({created["userId"], member["userId"], admin["userId"]}) == 3
 
     key = cli.ok("admin", "create-key", "--user", member["userId"])
@@ -271,7 +296,7 @@ def test_admin_command_on_unmigrated_postgres_asks_for_migrate(tmp_path: Path) -
 
         assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
         created = cli_json(["admin", "create-client", "--name", "Early"], env=env, cwd=tmp_path)
-        assert set(created) == {"clientId", "userId", "apiKey"}
+        assert {"clientId", "userId", "apiKey"} <= set(created)
 
 
 def test_failed_work_lists_what_was_set_aside_and_requeues_it(cli: Cli) -> None:
@@ -324,3 +349,98 @@ def test_failed_work_lists_what_was_set_aside_and_requeues_it(cli: Cli) -> None:
     assert cli.ok("admin", "failed-work") == {"count": 0, "messages": []}
     requeued = cli.sql("SELECT id, attempts, failed_at FROM outbox ORDER BY id")
     assert requeued == [(second, 0, None), (first, 0, None), (running, 1, None)]
+
+
+PASSWORD = "a long enough password"
+
+
+def test_an_admin_created_without_an_email_gets_one_before_a_password(cli: Cli) -> None:
+    created = cli.ok("admin", "create-client", "--name", "Acme")
+    client_id, user_id = created["clientId"], created["userId"]
+    # No stand-in address is shown: null, and how to give a real one.
+    assert (created["email"], created["passwordSet"]) == (None, False)
+    assert f"set-password --user {user_id} --email EMAIL" in created["signIn"]
+    beta = ("admin", "create-client", "--name", "Beta", "--password-stdin")
+    code, refused = cli.with_stdin(PASSWORD + "\n", *beta)
+    assert code == 1 and "--email" in refused["error"]
+
+    listed = cli.ok("admin", "list-users", "--client", client_id)
+    assert listed == {
+        "clientId": client_id,
+        "count": 1,
+        "users": [
+            {
+                "userId": user_id,
+                "email": None,
+                "role": "admin",
+                "active": True,
+                "passwordSet": False,
+                "signIn": created["signIn"],
+            }
+        ],
+    }
+
+    # A password alone would be one nobody can sign in with: refused before it is read.
+    code, refused = cli.with_stdin(PASSWORD + "\n", "admin", "set-password", "--user", user_id)
+    assert code == 1 and "no email yet" in refused["error"] and "--email" in refused["error"]
+    assert cli.sql(f"SELECT password_hash FROM users WHERE id = '{user_id}'") == [(None,)]
+
+    member = cli.ok("admin", "create-user", "--client", client_id, "--email", "bo@acme.example")
+    for email, message in (
+        ("BO@acme.example", "a user with email bo@acme.example already exists"),
+        (f"admin+{client_id}@clients.dialscore.invalid", "clients.dialscore.invalid"),
+        ("not-an-address", "email must be an email address"),
+    ):
+        set_email = ("admin", "set-password", "--user", user_id, "--email", email)
+        code, refused = cli.with_stdin(PASSWORD + "\n", *set_email)
+        assert code == 1 and message in refused["error"], (email, refused)
+    assert "clients.dialscore.invalid" in cli.error(
+        "admin", "create-user", "--client", client_id, "--email", "x@clients.dialscore.invalid"
+    )
+
+    code, given = cli.with_stdin(
+        PASSWORD + "\n", "admin", "set-password", "--user", user_id, "--email", " Ann@Acme.example"
+    )
+    assert code == 0
+    assert given == {"userId": user_id, "email": "ann@acme.example", "passwordSet": True}
+    users = cli.ok("admin", "list-users", "--client", client_id)["users"]
+    assert [(u["email"], u["role"], u["passwordSet"]) for u in users] == [
+        ("ann@acme.example", "admin", True),
+        ("bo@acme.example", "member", False),
+    ]
+    assert "signIn" not in users[0] and f"--user {member['userId']}" in users[1]["signIn"]
+
+    # Without --base-url, the link names where 'serve' listens.
+    link = cli.ok("admin", "set-password", "--user", member["userId"], "--link")
+    assert link["passwordLink"].startswith("http://127.0.0.1:8000/app/set-password/")
+    assert (link["email"], link["passwordSet"]) == ("bo@acme.example", False)
+    assert "no client with id nobody" in cli.error("admin", "list-users", "--client", "nobody")
+    assert "no user with id nobody" in cli.error("admin", "set-password", "--user", "nobody")
+    stored = cli.sql("SELECT email FROM users ORDER BY email")
+    assert stored == [("ann@acme.example",), ("bo@acme.example",)]
+
+
+@pytest.mark.slow
+def test_a_link_from_set_password_lets_a_user_without_email_sign_in(
+    cli: Cli, tmp_path: Path
+) -> None:
+    created = cli.ok("admin", "create-client", "--name", "Acme")
+    with processes(tmp_path / "logs") as procs:
+        server = procs.serve(env=cli.env, worker=False)
+        args = ["--user", created["userId"], "--email", "ann@acme.example", "--link"]
+        made = cli.ok("admin", "set-password", *args, "--base-url", f"{server.base_url}/")
+        assert (made["email"], made["passwordSet"]) == ("ann@acme.example", False)
+        assert made["passwordLink"].startswith(f"{server.base_url}/app/set-password/")
+        assert made["linkExpiresAt"].endswith("Z")
+
+        with httpx.Client(base_url=server.base_url, timeout=10.0, trust_env=False) as browser:
+            path = made["passwordLink"].removeprefix(server.base_url)
+            form = browser.get(path)
+            assert form.status_code == 200, form.text
+            fields = hidden_fields(form.text, path)
+            sent = {**fields, "password": PASSWORD, "confirm": PASSWORD}
+            done = browser.post(path, data=sent)
+            assert done.status_code == 200 and "ann@acme.example" in done.text, done.text
+            jobs = sign_in(browser, "ann@acme.example", PASSWORD)
+            assert "ann@acme.example" in jobs.text and "Sign out" in jobs.text
+            assert browser.get(path).status_code == 404

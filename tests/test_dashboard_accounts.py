@@ -564,7 +564,8 @@ def test_passwords_are_set_from_standard_input(cli_env: dict[str, str], tmp_path
          "--password-stdin"],
         "first horse battery\n",
     )  # fmt: skip
-    assert set(created) == {"clientId", "userId", "apiKey", "passwordSet"}
+    assert set(created) == {"clientId", "userId", "apiKey", "email", "passwordSet"}
+    assert created["email"] == "a@acme.example"
     assert signin.password_matches(stored_hash(cli_env, created["userId"]), "first horse battery")
 
     member = ok(
@@ -572,11 +573,11 @@ def test_passwords_are_set_from_standard_input(cli_env: dict[str, str], tmp_path
          "--password-stdin"],
         "member horse battery\r\n",
     )  # fmt: skip
-    assert member == {"userId": member["userId"], "passwordSet": True}
+    assert member == {"userId": member["userId"], "email": "b@acme.example", "passwordSet": True}
     assert signin.password_matches(stored_hash(cli_env, member["userId"]), "member horse battery")
 
     changed = ok(["admin", "set-password", "--user", member["userId"]], "  spaced  password \n")
-    assert changed == {"userId": member["userId"], "passwordSet": True}
+    assert changed == {"userId": member["userId"], "email": "b@acme.example", "passwordSet": True}
     stored = stored_hash(cli_env, member["userId"])
     assert signin.password_matches(stored, "  spaced  password ")
     assert not signin.password_matches(stored, "member horse battery")

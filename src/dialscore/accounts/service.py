@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as repo
+from dialscore.accounts.emails import given_email_problem, placeholder_email
 from dialscore.accounts.schemas import ROLES, EffectivePlan, Principal
 from dialscore.kit.clock import canonical_uuid, new_id, utcnow
 from dialscore.kit.db import Database
@@ -32,8 +33,6 @@ from dialscore.models import ApiKey, Client, CreditLedgerEntry, Plan, User
 log = structlog.get_logger(__name__)
 
 MAX_LABEL_LENGTH = 200
-# The length of users.email.
-MAX_EMAIL_LENGTH = 320
 # A key's last use is written at most this often, so that authenticating rarely writes.
 KEY_USE_INTERVAL = timedelta(seconds=60)
 INTEGER_VALUES = ("per_second", "per_minute", "per_day", "webhook_rate")
@@ -244,21 +243,22 @@ async def create_client(
         repo.add_ledger_entry(
             session, client_id=client.id, delta=credits, balance_after=credits, reason="operator"
         )
-    email = admin_email or f"admin+{client.id}@clients.dialscore.invalid"
-    user = await create_user(session, client_id=client.id, email=email, role="admin")
-    return client, user
+    if admin_email is None:
+        # A stand-in until an operator gives the admin an email (P94).
+        email = placeholder_email(client.id)
+        return client, await _add_user(session, client_id=client.id, email=email, role="admin")
+    return client, await create_user(session, client_id=client.id, email=admin_email, role="admin")
 
 
 async def create_user(session: AsyncSession, *, client_id: str, email: str, role: str) -> User:
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
-    email = email.strip().lower()
-    problem = email_problem(email)
-    if problem is not None:
-        raise BadRequest(problem)
+    email = await _free_email(session, email)
     await _client(session, client_id)
-    if await repo.get_user_by_email(session, email) is not None:
-        raise ApiError(f"a user with email {email} already exists", 409)
+    return await _add_user(session, client_id=client_id, email=email, role=role)
+
+
+async def _add_user(session: AsyncSession, *, client_id: str, email: str, role: str) -> User:
     user = User(id=new_id(), client_id=client_id, email=email, role=role, created_at=utcnow())
     session.add(user)
     try:
@@ -268,14 +268,23 @@ async def create_user(session: AsyncSession, *, client_id: str, email: str, role
     return user
 
 
-def email_problem(email: str) -> str | None:
-    """Why ``email`` (trimmed, lower case) cannot be a user's email; None if it can."""
-    if "@" not in email:
-        return "email must be an email address"
-    if len(email) > MAX_EMAIL_LENGTH:
-        return f"email must have at most {MAX_EMAIL_LENGTH} characters"
-    problem = text_problem(email)
-    return None if problem is None else f"email {problem}"
+async def _free_email(session: AsyncSession, email: str, *, user_id: str | None = None) -> str:
+    """``email`` as stored, when no other user of the service has it (P16); else 400 or 409."""
+    email = email.strip().lower()
+    problem = given_email_problem(email)
+    if problem is not None:
+        raise BadRequest(problem)
+    holder = await repo.get_user_by_email(session, email)
+    if holder is not None and holder.id != user_id:
+        raise ApiError(f"a user with email {email} already exists", 409)
+    return email
+
+
+async def set_email(session: AsyncSession, *, user_id: str, email: str) -> User:
+    """Gives a user an email (their first, for an admin created without one: P94)."""
+    user = await find_user(session, user_id=user_id)
+    user.email = await _free_email(session, email, user_id=user.id)
+    return user
 
 
 def check_label(label: str | None) -> str | None:
@@ -293,11 +302,14 @@ def check_label(label: str | None) -> str | None:
     return label
 
 
-async def _user(session: AsyncSession, user_id: str) -> User | None:
-    """The user of an id given from outside (a form, a path, the CLI); None for an id that is
-    not a UUID, which no user has."""
+async def find_user(session: AsyncSession, *, user_id: str) -> User:
+    """A user of any client, by an id given from outside (a form, a path, the CLI); 404 when
+    none has it, as for an id that is not a UUID."""
     canonical = canonical_uuid(user_id)
-    return None if canonical is None else await repo.get_user(session, canonical)
+    user = None if canonical is None else await repo.get_user(session, canonical)
+    if user is None:
+        raise NotFound(f"no user with id {user_id}")
+    return user
 
 
 async def create_key(
@@ -308,9 +320,7 @@ async def create_key(
     expires_at: datetime | None = None,
     label: str | None = None,
 ) -> CreatedKey:
-    user = await _user(session, user_id)
-    if user is None:
-        raise NotFound(f"no user with id {user_id}")
+    user = await find_user(session, user_id=user_id)
     now = utcnow()
     key = ApiKey(
         id=new_id(),
@@ -427,13 +437,17 @@ async def client_key(session: AsyncSession, *, client_id: str, key_id: str) -> K
 
 
 async def list_users(session: AsyncSession, *, client_id: str) -> list[User]:
-    return await repo.client_users(session, client_id)
+    """The client's users by email; 404 for a client that does not exist (each has its admin)."""
+    users = await repo.client_users(session, client_id)
+    if not users:
+        await _client(session, client_id)
+    return users
 
 
 async def client_user(session: AsyncSession, *, client_id: str, user_id: str) -> User:
     """One user of a client; another client's user is not found (D1)."""
-    user = await _user(session, user_id)
-    if user is None or user.client_id != client_id:
+    user = await find_user(session, user_id=user_id)
+    if user.client_id != client_id:
         raise NotFound(f"no user with id {user_id}")
     return user
 

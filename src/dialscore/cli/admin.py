@@ -5,21 +5,16 @@ from __future__ import annotations
 import getpass
 import sys
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dialscore.accounts import service
 from dialscore.cli.output import emit, fail, run_with_db
-from dialscore.config import Settings
-from dialscore.kit.clock import isoformat, utcnow
-from dialscore.kit.db import Database
-from dialscore.kit.envelope import number
-from dialscore.kit.errors import ApiError, NotFound
-from dialscore.models import OutboxMessage
-from dialscore.outbox import failed
-from dialscore.signin import service as signin
-from dialscore.v1 import service as v1
+
+if TYPE_CHECKING:
+    from dialscore.config import Settings
+    from dialscore.kit.db import Database
+    from dialscore.models import OutboxMessage, User
 
 admin = typer.Typer(
     help="Manage clients, users, keys, credits and plans, and work that failed",
@@ -44,19 +39,44 @@ PASSWORD_STDIN_HELP = (
 
 
 def _read_password() -> str:
-    """A password from standard input: asked for without echo on a terminal, else the first
-    line (its line ending removed). Exits with {error} when it cannot be used."""
+    """A password from standard input: asked for twice without echo on a terminal, else the
+    first line (its line ending removed). Exits with {error} when it cannot be used."""
+    from dialscore.kit.errors import ApiError
+    from dialscore.signin.service import check_password
+
     if sys.stdin.isatty():
         password = getpass.getpass("Password: ")
+        if password and getpass.getpass("Password again: ") != password:
+            fail("the two passwords are not the same")
     else:
         password = sys.stdin.readline().rstrip("\r\n")
     if not password:
         fail("no password on standard input")
     try:
-        return signin.check_password(password)
+        return check_password(password)
     except ApiError as exc:
         fail(exc.message)
         raise
+
+
+def _sign_in(user: User) -> dict[str, Any]:
+    """What a person signs in to the web app with: the user's email (null for one created
+    without: P94) and whether a password is set, with the step that is missing, if any."""
+    from dialscore.accounts.emails import shown_email
+
+    email = shown_email(user.email)
+    shown: dict[str, Any] = {"email": email, "passwordSet": user.password_hash is not None}
+    command = f"dialscore admin set-password --user {user.id}"
+    if email is None:
+        shown["signIn"] = (
+            f"no email yet, so no sign-in to the web app: give one with '{command} --email EMAIL'"
+        )
+    elif user.password_hash is None and user.deactivated_at is None:
+        shown["signIn"] = (
+            f"no password yet: set one with '{command}', or add --link for a one-time link "
+            "the user sets it with"
+        )
+    return shown
 
 
 @admin.command("create-client")
@@ -64,14 +84,22 @@ def create_client(
     name: Annotated[str, typer.Option(help="Company name")],
     plan: Annotated[str, typer.Option(help="free, team, business or enterprise")] = "team",
     credits: Annotated[str, typer.Option(help="Opening credit balance")] = "0",
-    email: Annotated[str | None, typer.Option(help="Email of the admin user")] = None,
+    email: Annotated[
+        str | None,
+        typer.Option(help="Email of the admin user, who signs in to the web app with it"),
+    ] = None,
     password_stdin: Annotated[bool, typer.Option(help=PASSWORD_STDIN_HELP)] = False,
 ) -> None:
     """Create a client with an admin user and an API key for that user."""
     amount = _amount(credits)
+    if password_stdin and email is None:
+        fail("--password-stdin needs --email too: the admin signs in with their email")
     password = _read_password() if password_stdin else None
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+        from dialscore.signin import service as signin
+
         async with db.unit_of_work() as session:
             client, user = await service.create_client(
                 session, name=name, plan=plan, credits=amount, admin_email=email
@@ -81,8 +109,7 @@ def create_client(
             )
             if password is not None:
                 await signin.set_password(session, user_id=user.id, password=password)
-        created = {"clientId": client.id, "userId": user.id, "apiKey": key.api_key}
-        return created if password is None else {**created, "passwordSet": True}
+        return {"clientId": client.id, "userId": user.id, "apiKey": key.api_key, **_sign_in(user)}
 
     emit(run_with_db(action))
 
@@ -98,26 +125,117 @@ def create_user(
     password = _read_password() if password_stdin else None
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+        from dialscore.signin import service as signin
+
         async with db.unit_of_work() as session:
             user = await service.create_user(session, client_id=client, email=email, role=role)
             if password is not None:
                 await signin.set_password(session, user_id=user.id, password=password)
-        return {"userId": user.id} if password is None else {"userId": user.id, "passwordSet": True}
+        return {"userId": user.id, **_sign_in(user)}
 
     emit(run_with_db(action))
 
 
-@admin.command("set-password")
-def set_password(user: Annotated[str, typer.Option(help="User id")]) -> None:
-    """Set a user's web app password, read from standard input (not echoed on a terminal);
-    the user's open sessions end."""
-    password = _read_password()
+@admin.command("list-users")
+def list_users(client: Annotated[str, typer.Option(help="Client id")]) -> None:
+    """List a client's users: email, role, whether active, whether a password is set."""
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+
+        async with db.read() as session:
+            users = await service.list_users(session, client_id=client)
+        shown = []
+        for user in users:
+            sign_in = _sign_in(user)
+            email = sign_in.pop("email")
+            active = user.deactivated_at is None
+            shown.append(
+                {"userId": user.id, "email": email, "role": user.role, "active": active, **sign_in}
+            )
+        return {"clientId": client, "count": len(shown), "users": shown}
+
+    emit(run_with_db(action))
+
+
+def _link_base(base_url: str | None, settings: Settings) -> str:
+    """Where people open the web app: ``base_url``, else where ``serve`` listens."""
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")):
+            fail("--base-url must start with http:// or https://")
+        return base_url.rstrip("/")
+    # An address that means every interface is reached, from this machine, at its loopback.
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(settings.host, settings.host)
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.port}"
+
+
+@admin.command("set-password")
+def set_password(
+    user: Annotated[str, typer.Option(help="User id")],
+    email: Annotated[
+        str | None,
+        typer.Option(help="Give the user this email too (one created without an email needs it)"),
+    ] = None,
+    link: Annotated[
+        bool,
+        typer.Option(
+            "--link",
+            help=(
+                "Instead of reading a password, print a one-time link (valid 24 hours) with "
+                "which the user sets their own"
+            ),
+        ),
+    ] = False,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "Where people open the service, for the link "
+                "(default: http://DIALSCORE_HOST:DIALSCORE_PORT)"
+            ),
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Set a user's web app password, read from standard input (not echoed on a terminal),
+    and end the user's open sessions; or, with --link, print a one-time link to set it.
+    With --email, give the user that email first."""
+    if base_url is not None and not link:
+        fail("--base-url is where the --link points: give --link too")
+
+    async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+        from dialscore.accounts.emails import is_placeholder
+        from dialscore.kit.clock import isoformat, utcnow
+        from dialscore.kit.errors import BadRequest
+        from dialscore.signin import service as signin
+        from dialscore.signin.schemas import policy
+
+        # Checked before a password is asked for, and outside the write, which must not wait
+        # on a person typing.
+        async with db.read() as session:
+            row = await service.find_user(session, user_id=user)
+        if email is None and is_placeholder(row.email):
+            raise BadRequest(
+                f"user {row.id} has no email yet, and a person signs in to the web app with "
+                f"one: give it with 'dialscore admin set-password --user {row.id} --email EMAIL'"
+            )
+        prefix = _link_base(base_url, settings) if link else ""
+        password = None if link else _read_password()
+        now, rules = utcnow(), policy(settings)
         async with db.unit_of_work() as session:
-            row = await signin.set_password(session, user_id=user, password=password)
-            await signin.end_sessions(session, user_id=row.id, now=utcnow())
-        return {"userId": row.id, "passwordSet": True}
+            row, token = await signin.give_sign_in(
+                session, user_id=row.id, email=email, password=password, now=now, policy=rules
+            )
+        shown = {"userId": row.id, **_sign_in(row)}
+        if token is None:
+            return shown
+        return {
+            **shown,
+            "passwordLink": f"{prefix}/app/set-password/{token}",
+            "linkExpiresAt": isoformat(now + rules.password_link_lifetime),
+        }
 
     emit(run_with_db(action))
 
@@ -127,6 +245,8 @@ def create_key(user: Annotated[str, typer.Option(help="User id")]) -> None:
     """Issue an API key acting as a user; the key is shown only now."""
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+
         async with db.unit_of_work() as session:
             key = await service.create_key(
                 session, user_id=user, secret=settings.resolved_secret_key
@@ -141,6 +261,8 @@ def revoke_key(key: Annotated[str, typer.Option(help="Key id")]) -> None:
     """Revoke an API key; it answers 401 from now on."""
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+
         async with db.unit_of_work() as session:
             row = await service.revoke_key(session, key_id=key)
         return {"keyId": row.id, "revoked": True}
@@ -157,6 +279,9 @@ def add_credits(
     value = _amount(amount)
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+        from dialscore.kit.envelope import number
+
         async with db.unit_of_work() as session:
             balance = await service.add_credits(session, client_id=client, amount=value)
         return {"clientId": client, "credits": number(balance)}
@@ -172,6 +297,8 @@ def set_plan(
     """Move a client to another plan; prints its effective plan values."""
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+
         async with db.unit_of_work() as session:
             values = await service.set_plan(session, client_id=client, plan=plan)
         return {"clientId": client, **values.describe()}
@@ -197,6 +324,8 @@ def set_limits(
     given = {k: v for k, v in values.items() if v is not None}
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service
+
         async with db.unit_of_work() as session:
             if given:
                 plan = await service.set_overrides(session, client_id=client, values=dict(given))
@@ -212,6 +341,8 @@ def show_callback_secret(user: Annotated[str, typer.Option(help="User id")]) -> 
     """Show the secret that signs a user's version 1 contact callbacks (made on first use)."""
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.v1 import service as v1
+
         async with db.unit_of_work() as session:
             secret = await v1.callback_secret(
                 session, user_id=user, server_secret=settings.resolved_secret_key
@@ -222,6 +353,8 @@ def show_callback_secret(user: Annotated[str, typer.Option(help="User id")]) -> 
 
 
 def _failed_message(message: OutboxMessage) -> dict[str, Any]:
+    from dialscore.kit.clock import isoformat
+
     return {
         "id": message.id,
         "actor": message.actor,
@@ -249,6 +382,10 @@ def failed_work(
         fail("give --requeue ID or --requeue-all, not both")
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.kit.clock import utcnow
+        from dialscore.kit.errors import NotFound
+        from dialscore.outbox import failed
+
         if requeue is None and not requeue_all:
             async with db.read() as session:
                 messages = await failed.list_failed(session)

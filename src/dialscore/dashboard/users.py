@@ -3,21 +3,52 @@ set a password, make a new link, change a role, deactivate, reactivate."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from dialscore.accounts import service as accounts
+from dialscore.accounts.emails import shown_email
 from dialscore.accounts.schemas import ROLES
 from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, render
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep
 from dialscore.kit.errors import ApiError, NotFound
+from dialscore.models import User
 from dialscore.signin import service as signin
 from dialscore.signin.schemas import WebUser, policy
 
 router = APIRouter()
+# How a user created without an email (P94) is named; a client has at most one.
+NO_EMAIL = "the user with no email yet"
+
+
+@dataclass(frozen=True)
+class Person:
+    """A user as the users pages show them: ``email`` is the address, or ``NO_EMAIL`` for a
+    user who has none yet, whose stand-in address is never shown."""
+
+    id: str
+    email: str
+    has_email: bool
+    role: str
+    deactivated_at: datetime | None
+    password_set: bool
+
+    @classmethod
+    def of(cls, user: User) -> Person:
+        email = shown_email(user.email)
+        return cls(
+            user.id,
+            email or NO_EMAIL,
+            email is not None,
+            user.role,
+            user.deactivated_at,
+            user.password_hash is not None,
+        )
 
 
 def _sentence(message: str) -> str:
@@ -39,7 +70,10 @@ async def _users_page(
     **context: object,
 ) -> HTMLResponse:
     async with state.db.read() as session:
-        users = await accounts.list_users(session, client_id=user.principal.client_id)
+        users = [
+            Person.of(row)
+            for row in await accounts.list_users(session, client_id=user.principal.client_id)
+        ]
     context.setdefault("form", {"email": "", "role": "member"})
     context.setdefault("errors", {})
     return render(
@@ -145,9 +179,10 @@ async def change_role(
             return await _users_page(
                 request, state, user, status_code=400, error=_sentence(exc.message)
             )
-        email, new_role = target.email, target.role
+        person = Person.of(target)
         await session.commit()
-    return await _users_page(request, state, user, notice=f"{email} is now {new_role}.")
+    notice = f"{_subject(person)} is now {person.role}."
+    return await _users_page(request, state, user, notice=notice)
 
 
 @router.get("/users/{user_id}/deactivate", response_class=HTMLResponse)
@@ -164,7 +199,7 @@ async def confirm_deactivate(
         request,
         "users_deactivate.html",
         user,
-        target=target,
+        target=Person.of(target),
         is_self=target.id == user.principal.user_id,
     )
 
@@ -192,19 +227,25 @@ async def deactivate(
     return RedirectResponse(f"{PREFIX}/users?deactivated=1", status_code=303)
 
 
-def _reactivated(email: str, has_password: bool, keys: int) -> str:
-    signs_in = (
-        "they can sign in with their password"
-        if has_password
-        else "they have no password yet: make them a new password link"
-    )
+def _subject(person: Person) -> str:
+    """The person named at the start of a sentence: an email as it is written."""
+    return person.email if person.has_email else person.email[:1].upper() + person.email[1:]
+
+
+def _reactivated(person: Person, keys: int) -> str:
+    if not person.has_email:
+        signs_in = "they cannot sign in before an operator gives them an email"
+    elif person.password_set:
+        signs_in = "they can sign in with their password"
+    else:
+        signs_in = "they have no password yet: make them a new password link"
     answer = (
         f"{keys} API key{'s' if keys != 1 else ''} of theirs answer{'s' if keys == 1 else ''} "
         "again (revoke any that should not)"
         if keys
         else "none of their API keys is active"
     )
-    return f"{email} is active again: {signs_in}; {answer}."
+    return f"{_subject(person)} is active again: {signs_in}; {answer}."
 
 
 @router.post("/users/{user_id}/reactivate", response_class=HTMLResponse)
@@ -218,6 +259,6 @@ async def reactivate(
             )
         except NotFound:
             raise PageNotFound() from None
-        notice = _reactivated(target.email, target.password_hash is not None, keys)
+        notice = _reactivated(Person.of(target), keys)
         await session.commit()
     return await _users_page(request, state, user, notice=notice)

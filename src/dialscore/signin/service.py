@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as accounts_repo
 from dialscore.accounts import service as accounts
+from dialscore.accounts.emails import email_problem, is_placeholder
 from dialscore.accounts.schemas import Principal
 from dialscore.accounts.service import effective_plan
 from dialscore.kit.clock import new_id
@@ -114,7 +115,7 @@ async def sign_in(
     email = email.strip().lower()
     # An email no user can have (too long to store, say) is not looked up, nor counted by
     # itself: it answers as an unknown email, counted against the address.
-    possible = accounts.email_problem(email) is None
+    possible = email_problem(email) is None
     keys = {f"address:{address}": policy.failures_before_lock * policy.address_factor}
     if possible:
         keys = {f"email:{email}": policy.failures_before_lock, **keys}
@@ -122,7 +123,8 @@ async def sign_in(
     if throttled is not None and throttled.message:
         return throttled
     user = await repo.user_by_email(session, email) if possible else None
-    active = user is not None and user.deactivated_at is None
+    # A user without an email yet (P94) signs in with none: its stand-in is nobody's address.
+    active = user is not None and user.deactivated_at is None and not is_placeholder(user.email)
     if user is None or not password_matches(user.password_hash if active else None, password):
         for key in keys:
             repo.add_failure(session, key, now)
@@ -222,6 +224,13 @@ async def usable_link(session: AsyncSession, *, token: str, now: datetime) -> Pa
             "this link is not valid: it was used already, has expired, or was never made; "
             "ask your administrator for a new one"
         )
+    user = await accounts_repo.get_user(session, link.user_id)
+    if user is None or is_placeholder(user.email):
+        # A password nobody could sign in with (P94); links are no longer made for such users.
+        raise NotFound(
+            "this link cannot be used: its user has no email to sign in with yet; "
+            "ask your administrator for a new link once they have one"
+        )
     return link
 
 
@@ -254,10 +263,42 @@ async def new_password_link(
     """Another link for a user of the client (one who forgot their password, or lost the
     first link); a deactivated user gets none."""
     user = await accounts.client_user(session, client_id=client_id, user_id=user_id)
+    if is_placeholder(user.email):
+        raise BadRequest(
+            "this user has no email yet, so could not sign in: an operator gives them one "
+            f"with 'dialscore admin set-password --user {user.id} --email EMAIL'"
+        )
     if user.deactivated_at is not None:
         raise BadRequest(f"{user.email} is deactivated")
     token = await create_password_link(session, user_id=user.id, now=now, policy=policy)
     return user, token
+
+
+async def give_sign_in(
+    session: AsyncSession,
+    *,
+    user_id: str,
+    email: str | None,
+    password: str | None,
+    now: datetime,
+    policy: Policy,
+) -> tuple[User, str | None]:
+    """The operator's way in for a user of any client: gives them ``email`` when one is given,
+    then sets ``password`` (their sessions end) or, without one, makes a one-time link to set
+    it, whose token is returned. A user who would still have no email gets neither (P94)."""
+    if email is not None:
+        user = await accounts.set_email(session, user_id=user_id, email=email)
+    else:
+        user = await accounts.find_user(session, user_id=user_id)
+    if is_placeholder(user.email):
+        raise BadRequest(f"user {user.id} has no email yet: give one with the password")
+    if password is not None:
+        await set_password(session, user_id=user.id, password=password)
+        await end_sessions(session, user_id=user.id, now=now)
+        return user, None
+    if user.deactivated_at is not None:
+        raise BadRequest(f"{user.email} is deactivated")
+    return user, await create_password_link(session, user_id=user.id, now=now, policy=policy)
 
 
 async def deactivate_user(
