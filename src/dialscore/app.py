@@ -3,14 +3,21 @@ and, on the embedded default, the in-process worker and outbox relay."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import resources
 from typing import Any, Literal
 
 import structlog
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.openapi.docs import (
+    get_redoc_html,
+    get_swagger_ui_html,
+    get_swagger_ui_oauth2_redirect_html,
+)
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 from sqlalchemy import text
@@ -64,6 +71,29 @@ rate tiers apply (per second, minute, day): every answer under `/api` carries th
 """
 
 
+# Where FastAPIOffline serves the Swagger UI and Redoc files of its package.
+REFERENCE_ASSETS = "/static-offline-docs"
+# Redoc's sidebar shows Redocly's logo from their CDN, which no option turns off. The bundle
+# /redoc loads is the package's with an empty image in its place, which fails to load and so
+# is hidden, as Redoc hides a logo it cannot fetch (P96).
+REDOC_BUNDLE = "/reference/redoc.standalone.js"
+REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+# And should a later bundle fetch something else, the browser refuses: the reference pages
+# load only what the service serves. Inline scripts and styles, data: images and a blob:
+# worker (Redoc's search) are what the two bundles make on their own.
+REFERENCE_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; base-uri 'self'; "
+    "form-action 'self'"
+)
+
+
+@functools.cache
+def _redoc_bundle() -> bytes:
+    bundle = resources.files("fastapi_offline").joinpath("static", "redoc.standalone.js")
+    return bundle.read_text(encoding="utf-8").replace(REDOC_LOGO, "data:,").encode()
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
 
@@ -100,6 +130,59 @@ def _health_router() -> APIRouter:
         return Health()
 
     return router
+
+
+def _reference_pages(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc`` (Redoc), from the files FastAPIOffline serves
+    (Redoc's without its logo), under ``REFERENCE_POLICY``."""
+    openapi_url = app.openapi_url or "/openapi.json"
+    oauth2_redirect_url = app.swagger_ui_oauth2_redirect_url
+
+    def offline(page: HTMLResponse) -> HTMLResponse:
+        page.headers["Content-Security-Policy"] = REFERENCE_POLICY
+        return page
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return offline(
+            get_swagger_ui_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - Swagger UI",
+                oauth2_redirect_url=oauth2_redirect_url,
+                swagger_js_url=f"{root}{REFERENCE_ASSETS}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{REFERENCE_ASSETS}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{REFERENCE_ASSETS}/favicon.png",
+                swagger_ui_parameters=app.swagger_ui_parameters,
+            )
+        )
+
+    if oauth2_redirect_url:
+
+        @app.get(oauth2_redirect_url, include_in_schema=False)
+        async def swagger_ui_redirect() -> HTMLResponse:
+            return offline(get_swagger_ui_oauth2_redirect_html())
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return offline(
+            get_redoc_html(
+                openapi_url=f"{root}{openapi_url}",
+                title=f"{app.title} - ReDoc",
+                redoc_js_url=f"{root}{REDOC_BUNDLE}",
+                redoc_favicon_url=f"{root}{REFERENCE_ASSETS}/favicon.png",
+                with_google_fonts=False,
+            )
+        )
+
+    @app.api_route(REDOC_BUNDLE, methods=["GET", "HEAD"], include_in_schema=False)
+    async def redoc_bundle() -> Response:
+        return Response(
+            _redoc_bundle(),
+            media_type="text/javascript; charset=utf-8",
+            headers={"Cache-Control": "public, max-age=3600"},
+        )
 
 
 def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
@@ -142,8 +225,12 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
             await db.dispose()
 
     # Swagger UI (/docs) and Redoc (/redoc) from assets served by the service itself, so the
-    # reference works with no internet.
+    # reference works with no internet. The package serves the files; the pages are ours
+    # (_reference_pages), to keep them from loading anything else.
     app = FastAPIOffline(
+        docs_url=None,
+        redoc_url=None,
+        static_url=REFERENCE_ASSETS,
         title="dialscore",
         version=__version__,
         summary="Contact scoring and enrichment service",
@@ -153,6 +240,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         strict_content_type=False,
         generate_unique_id_function=operation_id,
     )
+    _reference_pages(app)
     document_events(app.webhooks)
     install_error_handlers(app)
     app.include_router(_health_router())
