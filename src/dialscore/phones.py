@@ -119,6 +119,24 @@ def analyse(text: str, country: str = DEFAULT_COUNTRY) -> PhoneNumber | None:
     )
 
 
+@lru_cache(maxsize=65_536)
+def readable(number: str, home: str = DEFAULT_COUNTRY) -> str:
+    """A number as a person in ``home`` writes it: national format for a number of that
+    country, international format for others; the text itself when it is not a number."""
+    try:
+        parsed = numbering.parse(number, home)
+    except numbering.NumberParseException:
+        return number
+    if not _is_valid(parsed):
+        return number
+    same = numbering.region_code_for_number(parsed) == home
+    style = (
+        numbering.PhoneNumberFormat.NATIONAL if same else numbering.PhoneNumberFormat.INTERNATIONAL
+    )
+    text: str = numbering.format_number(parsed, style)
+    return text
+
+
 def e164_or_reason(text: str, country: str = DEFAULT_COUNTRY) -> tuple[str | None, str]:
     """The E.164 form of a number an importer reads, else None and why: not a number at
     all, not a valid one, or one with an extension (a list of lines holds none)."""

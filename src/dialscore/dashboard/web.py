@@ -14,12 +14,15 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import FormData
 
+from dialscore.accounts.emails import shown_email
 from dialscore.config import Settings
+from dialscore.dashboard.words import words
 from dialscore.idempotency import MAX_KEY_LENGTH, Once, request_hash
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import get_state
 from dialscore.kit.security import same_secret
 from dialscore.kit.text import scrub, text_problem
+from dialscore.phones import readable
 from dialscore.signin import service as signin
 from dialscore.signin.schemas import WebUser, policy
 
@@ -31,6 +34,10 @@ CSRF_FIELD = "csrf_token"
 ONCE_FIELD = "once"
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+# Pages name codes in words (``words.lead_status("P1")``) and write numbers as people do.
+templates.env.globals["words"] = words()
+templates.env.filters["readable_number"] = readable
+templates.env.filters["person_email"] = lambda email: shown_email(email) or "no email yet"
 
 
 class PageNotFound(Exception):

@@ -19,6 +19,15 @@ DUPLICATE = "duplicate of an earlier contact in this request"
 COMPANY_REQUIRED = "companyAccount, linkedInUrl or companyLinkedInUrl is required"
 IDENTITY_REQUIRED = "a name, linkedInUrl or email is required"
 NOT_AN_OBJECT = "each contact must be a JSON object"
+# What the rules may say of a contact given as an object.
+REASONS = (
+    FIRST_NAME_REQUIRED,
+    LAST_NAME_REQUIRED,
+    PHONE_REQUIRED,
+    DUPLICATE,
+    COMPANY_REQUIRED,
+    IDENTITY_REQUIRED,
+)
 
 
 @dataclass(frozen=True)

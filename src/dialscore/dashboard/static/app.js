@@ -17,7 +17,7 @@ document.addEventListener("click", (event) => {
 });
 
 // Live progress: an element with data-progress-url is refreshed until its job is finished.
-// The URL answers {"status", "processed", "total", "finished"}.
+// The URL answers {"status", "label" (the status in words), "processed", "total", "finished"}.
 function followProgress(element) {
   const url = element.dataset.progressUrl;
   const bar = element.querySelector("progress");
@@ -27,7 +27,7 @@ function followProgress(element) {
       .then((response) => (response.ok ? response.json() : Promise.reject(response.status)))
       .then((progress) => {
         if (bar) { bar.max = Math.max(progress.total, 1); bar.value = progress.processed; }
-        if (text) text.textContent = `${progress.status}: ${progress.processed} of ${progress.total}`;
+        if (text) text.textContent = `${progress.label}: ${progress.processed} of ${progress.total}`;
         if (progress.finished) {
           if (element.dataset.reloadWhenFinished !== undefined) window.location.reload();
         } else {

@@ -1,0 +1,188 @@
+"""The words dialscore shows people (``data/words.toml``): labels of codes, field names and
+result columns, for the pages, the results CSV and the glossary of docs/dashboard.md."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, JOB_TYPES
+from dialscore.scoring.engine import PHONE_STATUSES
+from dialscore.scoring.numbers import ENRICHED_TYPE, PHONE_SLOTS
+from dialscore.submissions import rules
+
+# The phone fields chosen per column as phone choices, not offered as fields of their own.
+PHONE_FIELDS = frozenset(
+    [*PHONE_SLOTS] + [f"{slot}{suffix}" for slot in PHONE_SLOTS for suffix in ("Type", "Country")]
+)
+
+
+@dataclass(frozen=True)
+class Term:
+    label: str
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Words:
+    kinds: dict[str, Term]
+    scoring_types: dict[str, Term]
+    job_types: dict[str, str]
+    sources: dict[str, str]
+    job_states: dict[str, Term]
+    lead_statuses: dict[str, Term]
+    tiers: dict[str, Term]
+    modifiers: dict[str, Term]
+    phone_types: dict[str, str]
+    field_groups: list[str]
+    phone_choices: dict[str, str]
+    phone_country: str
+    other_choices: str
+    fields: dict[str, tuple[str, str]]
+    mapping_choices: dict[str, str]
+    rejection_reasons: dict[str, str]
+    columns: dict[str, str]
+    column_meanings: dict[str, str]
+
+    # -- codes in words ---------------------------------------------------------------------
+
+    def job_type(self, code: str) -> str:
+        return self.job_types.get(code, code)
+
+    def job_state(self, code: str) -> str:
+        term = self.job_states.get(code)
+        return term.label if term else code
+
+    def lead_status(self, code: str | None) -> str:
+        term = self.lead_statuses.get(code or "")
+        return term.label if term else (code or "")
+
+    def phone_status(self, code: str | None) -> str:
+        """``p1 - h`` as "High, switchboard"; "Not scored" for none."""
+        if not code:
+            return "Not scored"
+        tier, _, modifier = code.partition(" - ")
+        words = self.tiers[tier].label if tier in self.tiers else tier
+        if modifier:
+            words += ", " + (
+                self.modifiers[modifier].label if modifier in self.modifiers else modifier
+            )
+        return words
+
+    def phone_type(self, code: str | None) -> str:
+        if not code:
+            return ""
+        if code.startswith(ENRICHED_TYPE):
+            return self.phone_types["enriched"]
+        return self.phone_types.get(code, code)
+
+    def rejection(self, reason: str) -> str:
+        """A submission rule's reason in words; any other reason as it is."""
+        return self.rejection_reasons.get(reason, reason)
+
+    def field(self, name: str) -> str:
+        found = self.fields.get(name)
+        return found[0] if found else name
+
+    def column(self, name: str, **values: Any) -> str:
+        """A results CSV column's name: ``column("phone_status", n=2)``."""
+        return self.columns[name].format(**values)
+
+
+def _terms(table: dict[str, Any]) -> dict[str, Term]:
+    return {code: Term(entry["label"], entry["sentence"]) for code, entry in table.items()}
+
+
+def parse(data: dict[str, Any]) -> Words:
+    """The words of a parsed words file, checked against the codes they name: a missing or
+    unknown code is an error here, not a raw code on a page."""
+    words = Words(
+        kinds=_terms(data["kinds"]),
+        scoring_types=_terms(data["scoring_types"]),
+        job_types=dict(data["job_types"]),
+        sources=dict(data["sources"]),
+        job_states=_terms(data["job_states"]),
+        lead_statuses=_terms(data["lead_statuses"]),
+        tiers=_terms(data["tiers"]),
+        modifiers=_terms(data["modifiers"]),
+        phone_types=dict(data["phone_types"]),
+        field_groups=list(data["field_groups"]),
+        phone_choices={
+            k: v for k, v in data["phone_choices"].items() if k not in ("other_group", "country")
+        },
+        phone_country=data["phone_choices"]["country"],
+        other_choices=data["phone_choices"]["other_group"],
+        fields={name: (e["label"], e["group"]) for name, e in data["fields"].items()},
+        mapping_choices=dict(data["mapping_choices"]),
+        rejection_reasons=dict(data["rejection_reasons"]),
+        columns={name: e["name"] for name, e in data["columns"].items()},
+        column_meanings={name: e["holds"] for name, e in data["columns"].items()},
+    )
+    _check(words)
+    return words
+
+
+def _same(what: str, found: set[str], expected: set[str]) -> None:
+    if found != expected:
+        missing, unknown = sorted(expected - found), sorted(found - expected)
+        raise ValueError(f"words: {what}: missing {missing}, unknown {unknown}")
+
+
+def _check(words: Words) -> None:
+    _same("kinds", set(words.kinds), {"scoring", "enrichment"})
+    _same("scoring types", set(words.scoring_types), {"lightning", "core"})
+    _same("job types", set(words.job_types), set(JOB_TYPES))
+    _same("sources", set(words.sources), {"app", "api"})
+    _same("job states", set(words.job_states), {"Init", "Processing", "Finalized", "Not Enriched"})
+    leads = {"P1", "P2", "P3", "Needs Attention", "No Numbers Found", "Uncontacted"}
+    _same("lead statuses", set(words.lead_statuses), leads)
+    parts = [status.partition(" - ") for status in PHONE_STATUSES]
+    _same("tiers", set(words.tiers), {tier for tier, _, _ in parts})
+    _same("modifiers", set(words.modifiers), {m for _, _, m in parts if m})
+    _same("phone types", set(words.phone_types), {"mobile", "direct", "hq", "other", "enriched"})
+    _same("phone choices", set(words.phone_choices), {"mobile", "direct", "hq", "other", "unknown"})
+    offered = {f for f in CONTACT_INPUT_FIELDS if f not in PHONE_FIELDS}
+    _same("fields", set(words.fields), offered)
+    groups = {group for _, group in words.fields.values()} | {"Phones"}
+    _same("field groups", set(words.field_groups), groups)
+    _same("mapping choices", set(words.mapping_choices), {"extra", "ignore"})
+    _same("rejection reasons", set(words.rejection_reasons), set(rules.REASONS))
+    columns = {"lead_status", "best_phone", "best_phone_status", "rejected_reason"}
+    columns |= {f"phone{part}" for part in ("", "_status", "_type", "_country", "_reasons")}
+    _same("columns", set(words.columns), columns | {"column_status", "column_reasons"})
+
+
+def _rows(pairs: list[tuple[str, str, str]]) -> list[str]:
+    return [f"| {label} | `{code}` | {sentence} |" for label, code, sentence in pairs]
+
+
+def glossary(w: Words) -> str:
+    """The glossary of docs/dashboard.md, in Markdown: every word a page or a results column
+    shows, with the code the API uses for it."""
+    head = ["| shown as | code | meaning |", "|---|---|---|"]
+    part: list[str] = ["### What a job does", "", *head]
+    part += _rows([(t.label, k, t.sentence) for k, t in w.kinds.items()])
+    part += _rows([(t.label, k, t.sentence) for k, t in w.scoring_types.items()])
+    part += ["", "Job types: " + "; ".join(f"{v} (`{k}`)" for k, v in w.job_types.items()) + "."]
+    part += ["", "### Job states", "", *head]
+    part += _rows([(t.label, k, t.sentence) for k, t in w.job_states.items()])
+    part += ["", "### Lead status, one per contact", "", *head]
+    part += _rows([(t.label, k, t.sentence) for k, t in w.lead_statuses.items()])
+    part += ["", "### Phone status, one per number: a level and at most one addition", "", *head]
+    part += _rows([(t.label, k, t.sentence) for k, t in w.tiers.items()])
+    part += _rows([(t.label, k, t.sentence) for k, t in w.modifiers.items()])
+    part += ["", "Phone types: " + "; ".join(f"{v} (`{k}`)" for k, v in w.phone_types.items())]
+    part[-1] += " (`Service Enriched Phone N` in the API)."
+    part += ["", "### The columns of the results CSV", "", "| column | holds |", "|---|---|"]
+    part += [f"| `{w.columns[name]}` | {text} |" for name, text in w.column_meanings.items()]
+    return "\n".join(part) + "\n"
+
+
+@cache
+def words() -> Words:
+    """The package's words, read once."""
+    text = resources.files("dialscore.dashboard").joinpath("data/words.toml").read_text("utf-8")
+    return parse(tomllib.loads(text))
