@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dialscore.dashboard import csvin
-from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
+from dialscore.dashboard.csvin import UploadError
+from dialscore.dashboard.mapping import EXTRA, IGNORE, mapping_errors, phone_choice
 
 
 def table(text: str, *, bom: bool = False, max_rows: int = 100) -> csvin.Table:
@@ -75,10 +76,13 @@ def test_too_many_rows_are_refused() -> None:
         ("first_name", "firstName"),
         ("LAST", "lastName"),
         ("Surname", "lastName"),
-        ("Mobile", "phone2"),
-        ("Cell", "phone2"),
-        ("Direct Dial", "phone3"),
+        # A phone column's slot comes from its place among the file's phone columns.
+        ("Mobile", "phone"),
+        ("Cell", "phone"),
+        ("Direct Dial", "phone"),
         ("Work Phone", "phone"),
+        ("Fax", None),
+        ("Mailing State/Province", "stateProvince"),
         ("Company", "companyAccount"),
         ("Account Name", "companyAccount"),
         ("LinkedIn", "linkedInUrl"),
@@ -93,16 +97,42 @@ def test_header_names_are_guessed(name: str, field: str | None) -> None:
 
 
 def test_a_field_guessed_twice_goes_to_the_first_column_only() -> None:
-    assert csvin.guess_mapping(["Phone", "Telephone", "Notes"]) == ["phone", EXTRA, EXTRA]
+    assert csvin.guess_mapping(["Email", "E-mail Address", "Notes"]) == ["email", EXTRA, EXTRA]
+
+
+def test_phone_columns_are_guessed_with_their_type() -> None:
+    assert csvin.guess_mapping(["Mobile", "Notes", "Work Phone", "Telephone"]) == [
+        phone_choice("mobile"),
+        EXTRA,
+        phone_choice("direct"),
+        phone_choice("unknown"),
+    ]
+
+
+def test_phone_columns_take_the_slots_in_column_order() -> None:
+    read = table("First,Last,Mobile,Main,Home\nAda,L,,4155550123,4155550124\n")
+    mapping = ["firstName", "lastName", *(phone_choice(k) for k in ("mobile", "hq", "other"))]
+    (contact,) = csvin.build_contacts(read, mapping).contacts
+    # An empty column keeps its slot: the numbers stay in the columns they came from.
+    assert {k: v for k, v in contact.items() if k.startswith("phone")} == {
+        "phone2": "4155550123",
+        "phone2Type": "hq",
+        "phone3": "4155550124",
+        "phone3Type": "other",
+    }
 
 
 def test_mapping_errors_name_the_column_and_the_field() -> None:
-    errors = csvin.mapping_errors(["A", "B", "C"], ["phone", "phone", "nonsense"])
-    assert errors[1] == "phone is already chosen for column \u201cA\u201d."
-    assert "Choose a contact field" in errors[2]
-    assert csvin.mapping_errors(["A"], [IGNORE]) == {
-        -1: "Choose a contact field for at least one column."
+    errors = mapping_errors(["A", "B", "C"], ["companyAccount", "companyAccount", "nonsense"])
+    assert errors[1] == "\u201cCompany\u201d is already chosen for the column \u201cA\u201d."
+    assert errors[2].startswith("Choose what the column holds")
+    assert mapping_errors(["A"], [IGNORE]) == {
+        -1: "Choose what at least one column holds: a name, a phone, a company \u2026"
     }
+    # Many columns may be mobiles, but a contact has five phones.
+    six = [phone_choice("mobile")] * 6
+    assert list(mapping_errors(list("ABCDEF"), six)) == [5]
+    assert "at most 5 phones" in mapping_errors(list("ABCDEF"), six)[5]
 
 
 def test_scientific_notation_rejects_the_row() -> None:
@@ -128,7 +158,8 @@ def test_a_lost_plus_is_restored_and_explained() -> None:
 
 def test_a_lost_leading_zero_is_explained_not_guessed() -> None:
     read = table("First,Last,Phone,Zip\nAda,L,7700900123,2134\n")
-    built = csvin.build_contacts(read, ["firstName", "lastName", "phone", "zipPostalCode"])
+    mapping = ["firstName", "lastName", phone_choice("unknown"), "zipPostalCode"]
+    built = csvin.build_contacts(read, mapping)
     assert built.contacts[0]["phone"] == "7700900123"
     assert "leading 0" in built.notes[0]
     assert any("02134" in f.message for f in built.findings)
@@ -147,8 +178,8 @@ def test_contacts_keep_extra_columns_and_phone_types_from_names() -> None:
         {
             "firstName": "Ada",
             "lastName": "L",
-            "phone2": "4155550123",
-            "phone2Type": "mobile",
+            "phone": "4155550123",
+            "phoneType": "mobile",
             "unmappedFields": {"Notes": "vip"},
         }
     ]
@@ -165,7 +196,7 @@ def test_rejected_rows_are_written_as_they_were_with_their_reason() -> None:
     text = csvin.rejected_csv(read, {0: "damaged", 1: "lastName is required"})
     assert text.startswith("\ufeffFirst;Last;")
     assert list(csv.reader(io.StringIO(text[1:]), delimiter=";")) == [
-        ["First", "Last", "Phone", "rejectedReason"],
+        ["First", "Last", "Phone", "dialscore Rejected Reason"],
         ["Ada", "L", "4.1E+10", "damaged"],
         ["Bob", "M", "", "lastName is required"],
     ]

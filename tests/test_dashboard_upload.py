@@ -22,7 +22,7 @@ from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
 from tests.conftest import SECRET
-from tests.support import Tenant, add_user, make_tenant
+from tests.support import Tenant, add_user, make_tenant, settle
 from tests.web_forms import sign_in_user
 
 MAX_ROWS = 6
@@ -81,7 +81,7 @@ async def other(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
-    api: httpx.AsyncClient, db: Database, tenant: Tenant
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
 ) -> None:
     token = await sign_in(api, db, tenant.user_id)
     sent = await send(api, token, MESSY)
@@ -94,12 +94,14 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     assert selected(mapping.text) == {
         "First Name": "firstName",
         "LAST": "lastName",
-        "Mobile": "phone2",
+        # Each phone column is a phone of the type its name tells.
+        "Mobile": "phone:mobile",
         "Company": "companyAccount",
-        "Work Phone": "phone",
+        "Work Phone": "phone:direct",
         "Notes": "extra",
     }
-    assert "<td>Lovelace</td>" in mapping.text
+    # Beside each choice, what the column holds.
+    assert '<span class="sample">Lovelace</span>' in mapping.text
 
     chosen = {f"column-{i}": v for i, v in enumerate(selected(mapping.text).values())}
     mapped = await api.post(mapping_url, data={"csrf_token": token, **chosen})
@@ -131,7 +133,7 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     result = await api.get(started.headers["location"])
     job_id = re.search(r'href="/app/jobs/([0-9a-f-]{36})"', result.text).group(1)  # type: ignore[union-attr]
     assert "Download rejected rows (CSV)" in result.text
-    assert "<td>Dee</td>" in result.text and "<td>lastName is required</td>" in result.text
+    assert "<td>Dee</td>" in result.text and "<td>No last name</td>" in result.text
 
     async with db.unit_of_work() as session:
         job = await session.get(Job, job_id)
@@ -172,12 +174,50 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     # As the file came: a BOM and semicolons.
     assert download.content.startswith(b"\xef\xbb\xbfFirst Name;")
     table = list(csv.reader(io.StringIO(download.content.decode("utf-8-sig")), delimiter=";"))
-    assert table[0] == [*job.upload_columns, "rejectedReason"]
+    assert table[0] == [*job.upload_columns, "dialscore Rejected Reason"]
     assert [r[0] for r in table[1:]] == ["Bob", "Dee"]
     assert "scientific notation" in table[1][-1]
-    assert table[2][-1] == "lastName is required"
+    assert table[2][-1] == "No last name"
     # The file is gone once its job started; its steps answer 404, its result stays.
     assert (await api.get(mapping_url)).status_code == 404
+
+    # The rejected rows stay with the job: its page lists the person, the number and why ...
+    page = await api.get(f"/app/jobs/{job_id}")
+    assert "Rejected rows (2)" in page.text
+    listed_rows = re.findall(
+        r'<td data-label="Row">(\d+)</td><td data-label="Name">([^<]*)</td>'
+        r'<td data-label="Number">([^<]*)</td><td data-label="Reason">([^<]*)</td>',
+        page.text,
+    )
+    assert [(row, name, number) for row, name, number, _ in listed_rows] == [
+        ("3", "Bob Stone", "4.15555E+10"),
+        ("5", "Dee", "4155552673"),
+    ]
+    assert listed_rows[1][3] == "No last name"
+    # ... its own download gives them at any time, as they were, with the reason ...
+    kept = await api.get(f"/app/jobs/{job_id}/rejected.csv")
+    assert kept.status_code == 200 and "rejected.csv" in kept.headers["content-disposition"]
+    kept_rows = list(csv.reader(io.StringIO(kept.content.decode("utf-8-sig"))))
+    assert kept_rows[0] == [*job.upload_columns, "dialscore Rejected Reason"]
+    assert [r[:3] for r in kept_rows[1:]] == [
+        ["Bob", "Stone", "4.15555E+10"],
+        ["Dee", "", "4155552673"],
+    ]
+    # ... and the results hold every row of the file in its order, the rejected ones saying why.
+    await settle(app)
+    results = list(
+        csv.DictReader(
+            io.StringIO(
+                (await api.get(f"/app/jobs/{job_id}/results.csv")).content.decode("utf-8-sig")
+            )
+        )
+    )
+    assert [r["First Name"] for r in results] == ["Ada", "Bob", "Cy", "Dee"]
+    reasons = [r["dialscore Rejected Reason"] for r in results]
+    assert reasons[0] == reasons[2] == "" and reasons[3] == "No last name"
+    assert "scientific notation" in reasons[1]
+    assert results[1]["dialscore Lead Status"] == "" and results[0]["dialscore Lead Status"]
+    assert results[2]["dialscore Phone 1"] == "+33612345678"
 
 
 @pytest.mark.parametrize(
@@ -209,14 +249,17 @@ async def test_a_field_chosen_twice_is_shown_beside_the_second_column(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
     token = await sign_in(api, db, tenant.user_id)
-    url = (await send(api, token, "Phone,Cell\n4155552671,4155552672\n")).headers["location"]
+    url = (await send(api, token, "Company,Account\nAcme,Acme Inc\n")).headers["location"]
     answer = await api.post(
-        url, data={"csrf_token": token, "column-0": "phone", "column-1": "phone"}
+        url,
+        data={"csrf_token": token, "column-0": "companyAccount", "column-1": "companyAccount"},
     )
     assert answer.status_code == 400
-    assert "phone is already chosen for column \u201cPhone\u201d." in answer.text
+    assert (
+        "\u201cCompany\u201d is already chosen for the column \u201cCompany\u201d." in answer.text
+    )
     # The choices made are kept.
-    assert selected(answer.text) == {"Phone": "phone", "Cell": "phone"}
+    assert selected(answer.text) == {"Company": "companyAccount", "Account": "companyAccount"}
 
 
 async def test_a_changed_choice_shows_its_cost_before_charging(
@@ -233,7 +276,7 @@ async def test_a_changed_choice_shows_its_cost_before_charging(
             "csrf_token": token,
             **{
                 f"column-{i}": f
-                for i, f in enumerate(["firstName", "lastName", "phone", "companyAccount"])
+                for i, f in enumerate(["firstName", "lastName", "phone:unknown", "companyAccount"])
             },
         },
     )
@@ -302,7 +345,7 @@ async def test_starting_twice_makes_one_job_and_old_uploads_are_removed(
     upload_id = url.split("/")[3]
     mapping = await api.get(url)
     assert "&lt;i&gt;fair.csv" in mapping.text and "<i>fair" not in mapping.text
-    chosen = {"column-0": "firstName", "column-1": "lastName", "column-2": "phone"}
+    chosen = {"column-0": "firstName", "column-1": "lastName", "column-2": "phone:unknown"}
     action = await api.get(
         (await api.post(url, data={"csrf_token": token, **chosen})).headers["location"]
     )
@@ -332,7 +375,7 @@ async def test_a_balance_too_low_is_explained_and_the_upload_kept(
     token = await sign_in(api, db, poor.user_id)
     url = (await send(api, token, "First,Last,Phone\nAda,Lee,4155552671\n")).headers["location"]
     upload_id = url.split("/")[3]
-    chosen = {"column-0": "firstName", "column-1": "lastName", "column-2": "phone"}
+    chosen = {"column-0": "firstName", "column-1": "lastName", "column-2": "phone:unknown"}
     action = await api.get(
         (await api.post(url, data={"csrf_token": token, **chosen})).headers["location"]
     )

@@ -57,13 +57,14 @@ def test_a_messy_export_is_mapped_priced_and_started(
 
     expect(page.get_by_role("heading", name="Map the columns of Spring fair.csv")).to_be_visible()
     expect(page.get_by_label("FIRST name")).to_have_value("firstName")
-    expect(page.get_by_label("Cell")).to_have_value("phone2")
-    expect(page.get_by_label("Direct Dial")).to_have_value("phone3")
+    # Each phone column is a phone of the type its name tells.
+    expect(page.get_by_label("Cell")).to_have_value("phone:mobile")
+    expect(page.get_by_label("Direct Dial")).to_have_value("phone:direct")
     expect(page.get_by_label("Account Name")).to_have_value("companyAccount")
     expect(page.get_by_label("E-mail Address")).to_have_value("email")
     expect(page.get_by_label("Region notes")).to_have_value("extra")
-    expect(page.get_by_role("cell", name="Lovelace")).to_be_visible()
-    page.get_by_label("Region notes").select_option(label="Ignore")
+    expect(page.get_by_text("Lovelace", exact=True)).to_be_visible()
+    page.get_by_label("Region notes").select_option(label="Leave out")
     page.get_by_role("button", name="Continue").click()
 
     expect(page.get_by_role("radio", name="Score")).to_be_checked()
@@ -97,13 +98,13 @@ def test_a_messy_export_is_mapped_priced_and_started(
         "FIRST name", "Last", "Cell", "Account Name", "Direct Dial", "E-mail Address",
         "Region notes",
     ]  # fmt: skip
-    assert header[-3:] == ["bestPhone", "bestPhoneStatus", "leadStatus"]
+    assert header[7] == "dialscore Lead Status"
     assert [r["Last"] for r in rows] == ["Lovelace", "Stone"]
     contacts = api_contacts(team, match.group(1))
     for row, contact in zip(rows, contacts, strict=True):
-        assert row["leadStatus"] == contact["leadStatus"]
-        groups = ["", *(str(n) for n in range(2, 10) if f"phone{n}" in row)]
-        phones = [(row[f"phone{n}"], row[f"phone{n}Status"]) for n in groups]
+        assert row["dialscore Lead Status"] == contact["leadStatus"]
+        groups = [n for n in range(1, 10) if f"dialscore Phone {n}" in row]
+        phones = [(row[f"dialscore Phone {n}"], row[f"dialscore Phone {n} Status"]) for n in groups]
         sent = [(p["number"], p["status"]) for p in contact["phones"]]
         assert [p for p in phones if p[0]] == sent
 
@@ -125,16 +126,20 @@ def test_a_rejected_row_is_downloaded_with_its_reason(
     page.get_by_role("button", name="Start job").click()
 
     expect(page.get_by_role("heading", name="Job started")).to_be_visible()
-    expect(page.get_by_role("cell", name="lastName is required")).to_be_visible()
+    expect(page.get_by_role("cell", name="No last name")).to_be_visible()
     with page.expect_download() as info:
         page.get_by_role("link", name="Download rejected rows (CSV)").click()
-    text = Path(info.value.path()).read_text(encoding="utf-8")
+    text = Path(info.value.path()).read_text(encoding="utf-8-sig")
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0] == ["First", "Last", "Phone", "rejectedReason"]
-    assert rows[1] == ["Bob", "", "4155552672", "lastName is required"]
+    assert rows[0] == ["First", "Last", "Phone", "dialscore Rejected Reason"]
+    assert rows[1] == ["Bob", "", "4155552672", "No last name"]
     assert rows[2][:3] == ["Cy", "Ng", "4.15555E+10"] and "scientific notation" in rows[2][3]
     page.get_by_role("link", name="View the job").click()
     expect(page).to_have_url(JOB_URL)
+    # The job keeps them: its page lists each with the person, the number and why.
+    row = page.get_by_role("row", name=re.compile("Bob"))
+    expect(row).to_contain_text("4155552672")
+    expect(row).to_contain_text("No last name")
 
 
 @pytest.mark.slow

@@ -11,15 +11,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS
+from dialscore.dashboard import crm_exports
+from dialscore.dashboard.crm_exports import PHONE, footer_length, spellings
+from dialscore.dashboard.mapping import (
+    EXTRA,
+    IGNORE,
+    PHONE_COUNTRY,
+    PHONE_PREFIX,
+    offered,
+    phone_choice,
+    phone_columns,
+)
+from dialscore.dashboard.words import words
 from dialscore.phones import analyse, country_or_default
 from dialscore.scoring.numbers import PHONE_SLOTS
 
-EXTRA = "extra"
-IGNORE = "ignore"
 DELIMITERS = ",;\t"
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
 SNIFF_BYTES = 64 * 1024
+# Rows read past the limit before refusing a file, so that a report's footer lines do not
+# count against it.
+FOOTER_ALLOWANCE = 20
 
 
 class UploadError(ValueError):
@@ -29,7 +41,8 @@ class UploadError(ValueError):
 @dataclass(frozen=True)
 class Table:
     """The file's header and its data rows (blank rows left out), each padded to the
-    header's width; ``widths`` keeps each row's own count of cells."""
+    header's width; ``widths`` keeps each row's own count of cells; ``footer`` the text of
+    the lines at the end that are a report's footer, left out of ``rows``."""
 
     header: list[str]
     rows: list[list[str]]
@@ -37,6 +50,7 @@ class Table:
     delimiter: str
     blank_rows: int = 0
     bom: bool = False
+    footer: list[str] = field(default_factory=list)
 
     @property
     def delimiter_name(self) -> str:
@@ -111,8 +125,16 @@ def _looks_like_data(name: str) -> bool:
     return bool(re.fullmatch(r"[\d\s().+\-/E]+", name)) or "@" in name
 
 
+def _too_many(max_rows: int) -> UploadError:
+    return UploadError(
+        f"The file has more than {max_rows:,} rows: split it into files of at most "
+        f"{max_rows:,} rows."
+    )
+
+
 def read_table(data: bytes, *, max_rows: int) -> Table:
-    """The rows of an uploaded CSV file, or an ``UploadError`` saying why it cannot be used."""
+    """The rows of an uploaded CSV file, or an ``UploadError`` saying why it cannot be used.
+    A report's footer lines at the end are left out of the rows and kept in ``footer``."""
     text = decode(data)
     delimiter = detect_delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
@@ -123,137 +145,74 @@ def read_table(data: bytes, *, max_rows: int) -> Table:
         names = _check_header(header)
         rows: list[list[str]] = []
         widths: list[int] = []
+        blank_before: set[int] = set()
         blank = 0
         width = len(names)
         for row in reader:
             if not any(cell.strip() for cell in row):
                 blank += 1
+                blank_before.add(len(rows))
                 continue
-            if len(rows) == max_rows:
-                raise UploadError(
-                    f"The file has more than {max_rows:,} rows: split it into files of at "
-                    f"most {max_rows:,} rows."
-                )
+            if len(rows) == max_rows + FOOTER_ALLOWANCE:
+                raise _too_many(max_rows)
             widths.append(len(row))
             rows.append(row + [""] * (width - len(row)) if len(row) < width else row)
     except csv.Error as exc:
         raise UploadError(f"The file is not valid CSV (line {reader.line_num}): {exc}.") from None
+    kept = len(rows) - footer_length(rows, blank_before, spellings())
+    footer = [" ".join(c.strip() for c in row if c.strip()) for row in rows[kept:]]
+    del rows[kept:], widths[kept:]
+    if len(rows) > max_rows:
+        raise _too_many(max_rows)
     if not rows:
         raise UploadError("The file has a header but no rows of contacts.")
-    return Table(names, rows, widths, delimiter, blank, data.startswith(b"\xef\xbb\xbf"))
+    bom = data.startswith(b"\xef\xbb\xbf")
+    return Table(names, rows, widths, delimiter, blank, bom, footer)
 
 
 # -- which field a column holds ---------------------------------------------------------------
 
-
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.casefold())
-
-
-_SPELLINGS: dict[str, tuple[str, ...]] = {
-    "firstName": ("first", "firstname", "fname", "givenname", "forename", "contactfirstname"),
-    "lastName": ("last", "lastname", "lname", "surname", "familyname", "contactlastname"),
-    "email": ("email", "emailaddress", "mail", "workemail", "businessemail", "contactemail"),
-    "phone": (
-        "phone",
-        "phonenumber",
-        "telephone",
-        "tel",
-        "workphone",
-        "businessphone",
-        "officephone",
-        "mainphone",
-        "phone1",
-        "primaryphone",
-    ),
-    "phone2": ("mobile", "mobilephone", "cell", "cellphone", "cellular", "mobilenumber", "phone2"),
-    "phone3": ("directdial", "directphone", "directline", "direct", "phone3"),
-    "phone4": ("homephone", "otherphone", "phone4"),
-    "phone5": ("phone5", "alternatephone", "altphone"),
-    "phoneExt": ("ext", "extension", "phoneext", "phoneextension"),
-    "title": ("title", "jobtitle", "position", "role"),
-    "companyAccount": (
-        "company",
-        "companyname",
-        "account",
-        "accountname",
-        "organization",
-        "organisation",
-        "employer",
-        "companyaccount",
-    ),
-    "linkedInUrl": (
-        "linkedin",
-        "linkedinurl",
-        "linkedinprofile",
-        "personlinkedinurl",
-        "linkedinprofileurl",
-    ),
-    "companyLinkedInUrl": ("companylinkedin", "companylinkedinurl"),
-    "website": ("website", "companywebsite", "web", "url", "domain", "companydomain"),
-    "contactCrmId": ("crmid", "contactid", "contactcrmid", "recordid", "leadid18"),
-    "accountCrmId": ("accountid", "accountcrmid", "companyid"),
-    "zipPostalCode": ("zip", "zipcode", "postcode", "postalcode", "zippostalcode"),
-    "stateProvince": ("state", "province", "stateprovince", "region"),
-    "country": ("country", "countryname"),
-    "city": ("city", "town"),
-    "street": ("street", "address", "streetaddress"),
-    "industry": ("industry",),
-}
-_GUESSES: dict[str, str] = {_key(f): f for f in CONTACT_INPUT_FIELDS}
-for _field, _spellings in _SPELLINGS.items():
-    for _spelling in _spellings:
-        _GUESSES[_spelling] = _field
-_TYPE_WORDS = (("mobile", "mobile"), ("cell", "mobile"), ("direct", "direct"))
+# Which phone columns a guess keeps when a file has more than five: the lines that reach the
+# person first, a switchboard last; among equals, the earlier column.
+_DIAL_ORDER: dict[str | None, int] = {"mobile": 0, "direct": 1, None: 2, "other": 3, "hq": 4}
 
 
 def column_type(name: str) -> str | None:
-    """The phone type a column's name tells (“Mobile”, “Cell”, “Direct Dial”)."""
-    key = _key(name)
-    return next((kind for word, kind in _TYPE_WORDS if word in key), None)
+    """The phone type a column's name tells: the export data's (“Mobile Phone Number” is a
+    mobile, “Company HQ Phone” a hq line), else a word of it (“Cell (work)”)."""
+    return spellings().phone_type(name)
 
 
 def guess_field(name: str) -> str | None:
-    """The contact input field a column named ``name`` most likely holds, if any."""
-    return _GUESSES.get(_key(name))
+    """The contact input field a column named ``name`` most likely holds, if any; ``phone``
+    for a phone column (a guess of the whole header puts it in the first free slot)."""
+    meaning = spellings().meaning(name)
+    return None if meaning is None or meaning.field == crm_exports.EXTRA else meaning.field
 
 
 def guess_mapping(header: Sequence[str]) -> list[str]:
-    """For each column, in order, its guessed field; a field already taken by an earlier
-    column, or none guessed, keeps the column as an extra field."""
+    """For each column, in order, its guessed field. Phone columns take the slots phone …
+    phone5 in column order (the five most dialable when there are more); other fields go to
+    the first column naming them, a fallback column's only when no other column holds its
+    field. The rest stay extra fields."""
+    meanings = [spellings().meaning(name) for name in header]
+    mapping = [EXTRA] * len(header)
     taken: set[str] = set()
-    mapping: list[str] = []
-    for name in header:
-        guess = guess_field(name)
-        if guess is None or guess in taken:
-            mapping.append(EXTRA)
-        else:
-            taken.add(guess)
-            mapping.append(guess)
+    for fallback in (False, True):
+        for i, meaning in enumerate(meanings):
+            if meaning is None or meaning.fallback != fallback:
+                continue
+            if meaning.field in (crm_exports.EXTRA, PHONE) or meaning.field in taken:
+                continue
+            if meaning.field not in offered():
+                continue  # a phone slot's type or country: chosen with its phone
+            taken.add(meaning.field)
+            mapping[i] = meaning.field
+    phones = [(i, m.phone_type) for i, m in enumerate(meanings) if m is not None and m.is_phone]
+    ranked = sorted(phones, key=lambda phone: _DIAL_ORDER[phone[1]])
+    for i, kind in ranked[: len(PHONE_SLOTS)]:
+        mapping[i] = phone_choice(kind or "unknown")
     return mapping
-
-
-def mapping_errors(header: Sequence[str], mapping: Sequence[str]) -> dict[int, str]:
-    """Per column index, why its choice cannot stand: a field chosen for two columns, an
-    unknown choice; and, at index -1, a mapping that uses no contact field at all."""
-    errors: dict[int, str] = {}
-    first: dict[str, int] = {}
-    for i, choice in enumerate(mapping):
-        if choice in (EXTRA, IGNORE):
-            continue
-        if choice not in CONTACT_INPUT_FIELDS:
-            errors[i] = (
-                "Choose a contact field, \u201cKeep as extra field\u201d or \u201cIgnore\u201d."
-            )
-        elif choice in first:
-            errors[i] = (
-                f"{choice} is already chosen for column \u201c{header[first[choice]]}\u201d."
-            )
-        else:
-            first[choice] = i
-    if not first:
-        errors[-1] = "Choose a contact field for at least one column."
-    return errors
 
 
 # -- damage spreadsheets do -------------------------------------------------------------------
@@ -321,6 +280,48 @@ def phone_damage(value: str, country: str | None) -> tuple[str | None, str | Non
     return None, None, False
 
 
+# A cell holds an extension only with one of these: x, ext, extension, #, ;ext=, a comma.
+_EXTENSION_MARK = re.compile(r"[a-zA-Z#;,]")
+_TRAILING_NON_DIGITS = re.compile(r"\D+$")
+
+
+def split_extension(value: str, country: str | None) -> tuple[str, str] | None:
+    """A valid number written with an extension, as (the number without it, the extension);
+    None for any other cell. The numbering library reads the extension (“x254”, “ext. 15”,
+    “extension 15”, “#15”, “;ext=15”); the number keeps its spelling when cutting the
+    extension off the end leaves the same number, else it is written in E.164."""
+    text = value.strip()
+    if not _EXTENSION_MARK.search(text):
+        return None
+    region = country_or_default(country)
+    number = analyse(text, region)
+    if number is None or number.extension is None:
+        return None
+    extension = number.extension
+    if text.endswith(extension):
+        head = _TRAILING_NON_DIGITS.sub("", text[: -len(extension)])
+        alone = analyse(head, region)
+        if alone is not None and alone.e164 == number.e164 and alone.extension is None:
+            return head, extension
+    return number.e164, extension
+
+
+def _keep_extension(
+    contact: dict[str, Any], extra: dict[str, str], slot: str, extension: str
+) -> None:
+    """The contact has one extension field, for ``phone``: a column mapped to it wins, and
+    the number's own extension, when another, is kept as ``phoneExtFromNumber``; the other
+    slots' extensions are kept as ``phone2Ext`` … ``phone5Ext``. None is dropped."""
+    if slot != PHONE_SLOTS[0]:
+        extra[f"{slot}Ext"] = extension
+        return
+    given = str(contact.get("phoneExt") or "").strip()
+    if not given:
+        contact["phoneExt"] = extension
+    elif given != extension:
+        extra["phoneExtFromNumber"] = extension
+
+
 @dataclass
 class Contacts:
     """What a mapping makes of a table: one contact per kept row, each with its row index;
@@ -334,16 +335,22 @@ class Contacts:
 
 
 def build_contacts(table: Table, mapping: Sequence[str]) -> Contacts:
-    """The contacts the rows make with ``mapping`` (a field, ``EXTRA`` or ``IGNORE`` per
-    column); damaged phones are read as explained in their findings."""
+    """The contacts the rows make with ``mapping`` (per column a field, a phone choice,
+    ``EXTRA`` or ``IGNORE``): the phone columns fill the slots ``phone`` … ``phone5`` in
+    column order, each with the type chosen for it and the numbers' country when a column
+    gives it; damaged phones are read as explained in their findings; an extension is split
+    off its number (``split_extension``, ``_keep_extension``)."""
     out = Contacts()
     width = len(table.header)
+    phones = phone_columns(mapping)
+    slot_of = {i: slot for slot, i, _ in phones}
     columns = [
-        (i, name, choice)
+        (i, name, slot_of.get(i, choice))
         for i, (name, choice) in enumerate(zip(table.header, mapping, strict=True))
-        if choice != IGNORE
+        if choice != IGNORE and (i in slot_of or not choice.startswith(PHONE_PREFIX))
     ]
-    slots = {choice: i for i, _, choice in columns if choice in PHONE_SLOTS}
+    slots = {slot: i for slot, i, _ in phones}
+    types = {slot: None if kind == "unknown" else kind for slot, _, kind in phones}
     for index, row in enumerate(table.rows):
         if table.widths[index] > width and any(c.strip() for c in row[width:]):
             out.rejected[index] = (
@@ -360,25 +367,31 @@ def build_contacts(table: Table, mapping: Sequence[str]) -> Contacts:
                 extra[name] = cell
             else:
                 contact[choice] = cell
+        numbers_country = contact.pop(PHONE_COUNTRY, None)
         notes: list[str] = []
         for slot, i in slots.items():
             cell = row[i]
             if not cell.strip():
                 continue
-            told = column_type(table.header[i])
-            if told is not None and not contact.get(f"{slot}Type"):
+            told = types[slot]
+            if told is not None:
                 contact[f"{slot}Type"] = told
-            country = contact.get(f"{slot}Country")
+            country = numbers_country
+            if country is not None:
+                contact[f"{slot}Country"] = country
             fixed, message, reject = phone_damage(cell, country)
-            if message is None:
-                continue
-            out.findings.append(Finding(index, table.header[i], cell, reject, message))
-            if reject:
-                out.rejected[index] = f"{table.header[i]}: {message}"
-                break
-            notes.append(f"{table.header[i]}: {message}")
-            if fixed is not None:
-                contact[slot] = fixed
+            if message is not None:
+                out.findings.append(Finding(index, table.header[i], cell, reject, message))
+                if reject:
+                    out.rejected[index] = f"{table.header[i]}: {message}"
+                    break
+                notes.append(f"{table.header[i]}: {message}")
+                if fixed is not None:
+                    contact[slot] = fixed
+            split = split_extension(contact[slot], country)
+            if split is not None:
+                contact[slot], extension = split
+                _keep_extension(contact, extra, slot, extension)
         if index in out.rejected:
             continue
         for i, name, choice in columns:
@@ -401,15 +414,55 @@ def build_contacts(table: Table, mapping: Sequence[str]) -> Contacts:
     return out
 
 
+# -- phone columns the mapping leaves unscored ---------------------------------------------------
+
+# The cells of a column of unknown name read to tell whether it holds phone numbers.
+PHONE_SAMPLE = 200
+_A_DIGIT = re.compile(r"\d")
+
+
+def unscored_phone_columns(table: Table, mapping: Sequence[str]) -> list[tuple[str, int]]:
+    """The columns of phone numbers that ``mapping`` keeps as extra fields or ignores, each
+    with the count of its cells holding a number: a column the export data knows as a phone
+    column, or one of a name it does not know whose first ``PHONE_SAMPLE`` such cells are
+    mostly valid numbers (read in the row's phone country when a column gives it)."""
+    known = spellings()
+    country = next((i for i, choice in enumerate(mapping) if choice == PHONE_COUNTRY), None)
+    unscored: list[tuple[str, int]] = []
+    for i, (name, choice) in enumerate(zip(table.header, mapping, strict=True)):
+        if choice not in (EXTRA, IGNORE):
+            continue
+        meaning = known.meaning(name)
+        if meaning is not None and not meaning.is_phone:
+            continue
+        rows = [row for row in table.rows if _A_DIGIT.search(row[i])]
+        if not rows:
+            continue
+        if meaning is None:
+            sample = rows[:PHONE_SAMPLE]
+            valid = sum(
+                analyse(
+                    row[i].strip(), country_or_default(None if country is None else row[country])
+                )
+                is not None
+                for row in sample
+            )
+            if valid * 2 <= len(sample):
+                continue
+        unscored.append((name, len(rows)))
+    return unscored
+
+
 def rejected_csv(table: Table, reasons: dict[int, str]) -> str:
-    """The rejected rows as they were in the file, plus a ``rejectedReason`` column, in the
+    """The rejected rows as they were in the file, plus a column of the reason, in the
     file's order, with its delimiter and (when it had one) its byte order mark, so that the
     spreadsheet it came from opens it alike and the fixed rows can be uploaded again."""
     width = max([len(table.header), *(table.widths[i] for i in reasons)])
     buffer = io.StringIO("\ufeff" if table.bom else "")
     buffer.seek(0, io.SEEK_END)
     writer = csv.writer(buffer, delimiter=table.delimiter, lineterminator="\r\n")
-    writer.writerow([*table.header, *[""] * (width - len(table.header)), "rejectedReason"])
+    reason = words().column("rejected_reason")
+    writer.writerow([*table.header, *[""] * (width - len(table.header)), reason])
     for index in sorted(reasons):
         row = table.rows[index]
         writer.writerow([*row, *[""] * (width - len(row)), reasons[index]])

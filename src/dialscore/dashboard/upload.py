@@ -29,7 +29,8 @@ from dialscore.accounts.schemas import EffectivePlan
 from dialscore.config import Settings
 from dialscore.dashboard import csvin
 from dialscore.dashboard import upload_files as store
-from dialscore.dashboard.csvin import EXTRA, IGNORE, UploadError
+from dialscore.dashboard.csvin import UploadError
+from dialscore.dashboard.mapping import IGNORE, grouped_choices, mapping_errors, who_and_number
 from dialscore.dashboard.upload_files import Upload
 from dialscore.dashboard.web import (
     PREFIX,
@@ -38,8 +39,9 @@ from dialscore.dashboard.web import (
     check_form,
     render,
 )
+from dialscore.dashboard.words import words
 from dialscore.jobs import service as jobs
-from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, Kind
+from dialscore.jobs.schemas import Kind
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, WriteSession, get_state
 from dialscore.kit.errors import ApiError
@@ -51,8 +53,10 @@ router = APIRouter()
 FILE_FIELD = "contacts"
 PREVIEW_ROWS = 5
 SHOWN_ROWS = 200
-KINDS: dict[Kind, str] = {"scoring": "Score", "enrichment": "Enrich"}
-TYPES = {"lightning": "Lightning", "core": "Core"}
+KINDS: tuple[Kind, ...] = ("scoring", "enrichment")
+TYPES = ("lightning", "core")
+# Changes when the kept summary's fields do, so that none kept before is read.
+SUMMARY_SHAPE = 2
 
 
 # -- step 1: the file -------------------------------------------------------------------------
@@ -113,10 +117,26 @@ async def upload_file(request: Request, user: SignedIn) -> Response:
 # -- step 2: the mapping ----------------------------------------------------------------------
 
 
-CHOICES = [(f, f) for f in CONTACT_INPUT_FIELDS] + [
-    (EXTRA, "Keep as extra field"),
-    (IGNORE, "Ignore"),
-]
+SAMPLES = 3
+
+
+def _samples(table: csvin.Table) -> list[list[str]]:
+    """Per column, its first few filled cells: what a person looks at to choose."""
+    samples: list[list[str]] = [[] for _ in table.header]
+    for row in table.rows[:200]:
+        for i, cell in enumerate(row[: len(table.header)]):
+            if cell.strip() and len(samples[i]) < SAMPLES:
+                samples[i].append(cell.strip())
+    return samples
+
+
+def _unscored(table: csvin.Table, mapping: list[str]) -> list[str]:
+    """What the page says of each column of numbers that the job would not score."""
+    return [
+        f"{count:,} number{'s' if count != 1 else ''} in \u201c{name}\u201d will not be "
+        "scored: choose a phone for the column to score them."
+        for name, count in csvin.unscored_phone_columns(table, mapping)
+    ]
 
 
 def _render_mapping(
@@ -133,10 +153,10 @@ def _render_mapping(
         user,
         upload=upload,
         table=table,
-        columns=list(zip(table.header, mapping, strict=True)),
-        preview=table.rows[:PREVIEW_ROWS],
-        choices=CHOICES,
+        columns=list(zip(table.header, mapping, _samples(table), strict=True)),
+        choices=grouped_choices(),
         errors=errors,
+        unscored=_unscored(table, mapping),
         status_code=400 if errors else 200,
     )
 
@@ -160,7 +180,7 @@ async def save_mapping(request: Request, upload_id: str, user: SignedIn) -> Resp
     store.require_waiting(upload)
     table = await upload.table(settings)
     mapping = [str(form.get(f"column-{i}", IGNORE)) for i in range(len(table.header))]
-    errors = csvin.mapping_errors(table.header, mapping)
+    errors = mapping_errors(table.header, mapping)
     if errors:
         return _render_mapping(request, user, upload, table, mapping, errors)
     upload.meta["mapping"] = mapping
@@ -206,7 +226,8 @@ def _reasons(built: csvin.Contacts, by_rules: list[tuple[int, str]]) -> dict[int
     for position, reason in by_rules:
         row = built.positions[position]
         note = built.notes.get(row)
-        reasons[row] = f"{reason} ({note})" if note else reason
+        said = words().rejection(reason)
+        reasons[row] = f"{said} ({note})" if note else said
     return dict(sorted(reasons.items()))
 
 
@@ -225,8 +246,14 @@ def _summary(
         "cost": str(estimate.cost),
         "rows": len(table.rows),
         "blank_rows": table.blank_rows,
-        "rejected": list(reasons.items())[:SHOWN_ROWS],
+        "rejected": [
+            dict(zip(("name", "number"), who_and_number(table.rows[i], mapping), strict=True))
+            | {"row": i + 2, "reason": reason}
+            for i, reason in list(reasons.items())[:SHOWN_ROWS]
+        ],
         "rejected_count": len(reasons),
+        "footer": len(table.footer),
+        "unscored": _unscored(table, mapping),
         "findings": [dataclasses.asdict(f) for f in warnings[:SHOWN_ROWS]],
         "warning_count": len(warnings),
     }
@@ -238,7 +265,13 @@ async def _summary_of(
     """The summary of an upload, computed off the event loop once per mapping, kind and
     price: a large file takes seconds."""
     key = json.dumps(
-        [upload.meta["mapping"], kind, str(plan.cost_per_phone), str(plan.cost_per_contact)]
+        [
+            SUMMARY_SHAPE,
+            upload.meta["mapping"],
+            kind,
+            str(plan.cost_per_phone),
+            str(plan.cost_per_contact),
+        ]
     )
     cached = upload.folder / f"summary-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
     try:
@@ -266,7 +299,7 @@ async def _render_action(
     allowed = _allowed(user.principal.plan)
     chosen = _chosen(allowed, kind, scoring_type)
     context: dict[str, Any] = {"upload": upload, "allowed": allowed, "kinds": KINDS}
-    offered = {t: label for t, label in TYPES.items() if any(t in ts for ts in allowed.values())}
+    offered = [t for t in TYPES if any(t in ts for ts in allowed.values())]
     context |= {"types": offered, "error": error, "notice": notice, "chosen": chosen}
     if chosen is not None:
         summary = await _summary_of(settings, upload, user.principal.plan, chosen[0])
@@ -346,6 +379,16 @@ async def start_job(
             source_rows=[table.rows[i][: len(table.header)] for i in built.positions],
             rejected_before=len(built.rejected),
         )
+        rules = zip(submission.rejected_positions, submission.rejected, strict=True)
+        reasons = _reasons(built, [(p, str(r["rejectedReason"])) for p, r in rules])
+        if submission.opened.job_id is not None:
+            # The left-out rows stay with the job: its page and its results list them.
+            await jobs.keep_upload(
+                session,
+                submission.opened.job_id,
+                mapping=upload.meta["mapping"],
+                rejected=[(i, table.rows[i], reason) for i, reason in reasons.items()],
+            )
         await session.commit()
     except ApiError as exc:
         await session.rollback()
@@ -358,8 +401,6 @@ async def start_job(
         raise
     if submission.opened.job_id is not None:
         get_state(request).wakers.wake("relay")
-    rules = zip(submission.rejected_positions, submission.rejected, strict=True)
-    reasons = _reasons(built, [(p, str(r["rejectedReason"])) for p, r in rules])
     upload.rejected.write_text(csvin.rejected_csv(table, reasons), encoding="utf-8")
     upload.meta |= {
         "started": True,
