@@ -4,14 +4,38 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import AsyncIterator
 from typing import Any
 
-from dialscore.dashboard.csvout import API_FIELDS, Layout, phone_columns, safe_cell, stream
+from dialscore.dashboard.csvout import (
+    API_FIELDS,
+    Layout,
+    Rejected,
+    phone_column_names,
+    safe_cell,
+    stream,
+)
+from dialscore.dashboard.mapping import EXTRA, phone_choice
 from dialscore.jobs.repository import ResultRow
 
+SUMMARY = [
+    "dialscore Lead Status",
+    "dialscore Best Phone",
+    "dialscore Best Phone Status",
+    "dialscore Rejected Reason",
+]
 
-def _phone(number: str, status: str | None, kind: str, country: str = "US") -> dict[str, Any]:
-    return {"number": number, "status": status, "type": kind, "country": country}
+
+def _phone(
+    number: str, status: str | None, kind: str, country: str = "US", reasons: Any = ()
+) -> dict[str, Any]:
+    return {
+        "number": number,
+        "status": status,
+        "type": kind,
+        "country": country,
+        "reasons": list(reasons),
+    }
 
 
 def _row(**overrides: Any) -> ResultRow:
@@ -27,22 +51,38 @@ def _row(**overrides: Any) -> ResultRow:
     return ResultRow(**values)
 
 
+def _cells(layout: Layout, row: list[str]) -> dict[str, str]:
+    assert len(row) == len(layout.header)
+    return dict(zip(layout.header, row, strict=True))
+
+
 def test_phone_columns_name_each_group_in_order() -> None:
-    assert phone_columns(2) == [
-        "phone", "phoneStatus", "phoneType", "phoneCountry",
-        "phone2", "phone2Status", "phone2Type", "phone2Country",
+    assert phone_column_names(2) == [
+        "dialscore Phone 1", "dialscore Phone 1 Status", "dialscore Phone 1 Type",
+        "dialscore Phone 1 Country", "dialscore Phone 1 Reasons",
+        "dialscore Phone 2", "dialscore Phone 2 Status", "dialscore Phone 2 Type",
+        "dialscore Phone 2 Country", "dialscore Phone 2 Reasons",
     ]  # fmt: skip
-    assert phone_columns(7)[-4:] == ["phone7", "phone7Status", "phone7Type", "phone7Country"]
+    assert phone_column_names(7)[-1] == "dialscore Phone 7 Reasons"
 
 
-def test_an_upload_keeps_its_columns_then_phones_then_best_phone_and_lead_status() -> None:
+def test_no_column_of_dialscore_can_be_taken_for_one_of_a_crm_export() -> None:
+    # Salesforce exports "Phone", "Mobile", "Lead Status"; a re-import matches names in any case.
+    crm = ["Phone", "Mobile", "Lead Status", "Best Phone", "phoneStatus", "Status"]
+    layout = Layout(crm, groups=3)
+    added = layout.header[len(crm) :]
+    assert all(name.startswith("dialscore ") for name in added)
+    folded = [name.casefold() for name in layout.header]
+    assert len(set(folded)) == len(folded)
+
+
+def test_an_upload_keeps_its_columns_then_its_summary_then_each_phone() -> None:
     layout = Layout(["First Name", "Mobile", "Notes"], groups=6)
-    assert layout.header == [
-        "First Name", "Mobile", "Notes", *phone_columns(6),
-        "bestPhone", "bestPhoneStatus", "leadStatus",
-    ]  # fmt: skip
+    assert layout.header == ["First Name", "Mobile", "Notes", *SUMMARY, *phone_column_names(6)]
     phones = [_phone(f"+1415555010{i}", "p2", "direct") for i in range(5)]
-    phones.append(_phone("+14155550199", "p1", "Service Enriched Phone 1"))
+    phones.append(
+        _phone("+14155550199", "p1", "Service Enriched Phone 1", reasons=["a", "b"]),
+    )
     row = layout.row(
         _row(
             source_row=["Ann", "(415) 555-0100", "call after 5"],
@@ -51,38 +91,34 @@ def test_an_upload_keeps_its_columns_then_phones_then_best_phone_and_lead_status
             lead_status="P1",
         )
     )
-    assert len(row) == len(layout.header)
-    cells = dict(zip(layout.header, row, strict=True))
+    cells = _cells(layout, row)
     assert cells["First Name"] == "Ann" and cells["Mobile"] == "(415) 555-0100"
-    assert cells["phone"] == "+14155550100" and cells["phone5Status"] == "p2"
-    assert cells["phone6"] == "+14155550199"
-    assert cells["phone6Type"] == "Service Enriched Phone 1"
-    assert (cells["bestPhone"], cells["bestPhoneStatus"], cells["leadStatus"]) == (
-        "+14155550199",
-        "p1",
-        "P1",
-    )
+    assert cells["dialscore Phone 1"] == "+14155550100"
+    assert cells["dialscore Phone 5 Status"] == "p2"
+    assert cells["dialscore Phone 6"] == "+14155550199"
+    assert cells["dialscore Phone 6 Type"] == "Service Enriched Phone 1"
+    assert cells["dialscore Phone 6 Reasons"] == "a; b"
+    summary = [cells[name] for name in SUMMARY]
+    assert summary == ["P1", "+14155550199", "p1", ""]
 
 
 def test_short_source_rows_and_missing_phones_leave_empty_cells() -> None:
     layout = Layout(["a", "b", "c"], groups=2)
     row = layout.row(_row(source_row=["1"], phones=[_phone("+14155550100", None, "mobile")]))
     assert row == [
-        "1",
-        "",
-        "",
-        "+14155550100",
-        "",
-        "mobile",
-        "US",
-        "",
-        "",
-        "",
-        "",
-        "",
-        "",
-        "Uncontacted",
-    ]
+        "1", "", "",
+        "Uncontacted", "", "", "",
+        "+14155550100", "", "mobile", "US", "",
+        "", "", "", "", "",
+    ]  # fmt: skip
+
+
+def test_a_contact_enrichment_rejected_says_why() -> None:
+    layout = Layout(["a"], groups=1)
+    row = layout.row(
+        _row(source_row=["x"], lead_status="No Numbers Found", rejected_reason="no new number")
+    )
+    assert _cells(layout, row)["dialscore Rejected Reason"] == "no new number"
 
 
 def test_an_api_job_starts_with_the_contact_input_fields() -> None:
@@ -90,11 +126,54 @@ def test_an_api_job_starts_with_the_contact_input_fields() -> None:
     assert layout.header[: len(API_FIELDS)] == list(API_FIELDS)
     assert API_FIELDS[:3] == ("firstName", "lastName", "email")
     # The submitted phone slots are the phone columns, from ``phones``: never twice.
-    assert layout.header.count("phone") == 1 and "phone2Type" not in layout.header
+    assert "phone" not in layout.header and "phone2Type" not in layout.header
     assert "phoneExt" in layout.header and "linkedInUrl" in layout.header
     row = layout.row(_row(fields={"firstName": "Bo", "companyAccount": "Acme", "phone": "x"}))
-    cells = dict(zip(layout.header, row, strict=True))
+    cells = _cells(layout, row)
     assert (cells["firstName"], cells["companyAccount"], cells["title"]) == ("Bo", "Acme", "")
+
+
+def test_the_crm_layout_writes_the_scored_numbers_into_the_files_phone_columns() -> None:
+    header = ["Record ID", "Phone Number", "Mobile Phone Number", "Home", "Notes"]
+    mapping = [
+        "contactCrmId",
+        phone_choice("direct"),
+        phone_choice("mobile"),
+        phone_choice("other"),
+        EXTRA,
+    ]
+    layout = Layout(header, groups=3, mapping=mapping, crm=True)
+    assert layout.header == [
+        *header, *SUMMARY,
+        "dialscore Phone Number Status", "dialscore Phone Number Reasons",
+        "dialscore Mobile Phone Number Status", "dialscore Mobile Phone Number Reasons",
+        "dialscore Home Status", "dialscore Home Reasons",
+    ]  # fmt: skip
+    bare = layout.row(_row(source_row=["x", "", "", "", ""]))
+    assert bare[5:] == ["Uncontacted", "", "", "", *[""] * 6]
+    # The direct line is empty in the file: the mobile is the contact's first phone entry, and
+    # the number enrichment found (a mobile by its source) fills an empty column.
+    contact = _row(
+        source_row=["003A", "", "(415) 555-2671 x12", "", "vip"],
+        phones=[
+            _phone("+14155552671", "p1", "mobile", reasons=["number block: wireless"]),
+            _phone("+14155550123", "p2", "Service Enriched Phone 1"),
+            _phone("+14155550124", "p2", "Service Enriched Phone 2"),
+        ],
+        enriched_types=["other", "direct"],
+        best_phone={"number": "+14155552671", "status": "p1"},
+        lead_status="P1",
+    )
+    cells = _cells(layout, layout.row(contact))
+    assert cells["Record ID"] == "003A" and cells["Notes"] == "vip"
+    # E.164 cannot carry the extension the cell gave: such a cell is left as it was.
+    assert cells["Mobile Phone Number"] == "(415) 555-2671 x12"
+    assert cells["dialscore Mobile Phone Number Status"] == "p1"
+    assert cells["dialscore Mobile Phone Number Reasons"] == "number block: wireless"
+    # Each found number goes to an empty column of its source's type, else the first empty.
+    assert cells["Home"] == "+14155550123" and cells["dialscore Home Status"] == "p2"
+    assert cells["Phone Number"] == "+14155550124"
+    assert cells["dialscore Lead Status"] == "P1"
 
 
 def test_formulas_are_defused_but_numbers_are_not() -> None:
@@ -104,9 +183,19 @@ def test_formulas_are_defused_but_numbers_are_not() -> None:
         "+cmd|' /C calc'!A0",
         "-2+3*cmd|x",
         "\t=1",
+        "+1 x12 =cmd|x",
+        "+1 HYPERLINK(x)",
     ):
         assert safe_cell(formula) == "'" + formula
-    for number in ("+14155550100", "+1 (415) 555-0100", "-12.5", "+44 20 7946 0958", "0044"):
+    for number in (
+        "+14155550100",
+        "+1 (415) 555-0100",
+        "-12.5",
+        "+44 20 7946 0958",
+        "0044",
+        "+1 415-555-2671 ext. 254",
+        "+1 415 555 2671 x12",
+    ):
         assert safe_cell(number) == number
     assert safe_cell(None) == "" and safe_cell("Ann") == "Ann"
 
@@ -114,7 +203,7 @@ def test_formulas_are_defused_but_numbers_are_not() -> None:
 async def test_the_stream_sends_the_header_first_then_a_chunk_per_batch() -> None:
     layout = Layout(["Name"], groups=1)
 
-    async def batches() -> Any:
+    async def batches() -> AsyncIterator[list[ResultRow]]:
         yield [_row(ordinal=1, source_row=['Ann, "Jr"']), _row(ordinal=2, source_row=["Bé"])]
         yield [_row(ordinal=3, source_row=["=1+1"])]
 
@@ -125,3 +214,27 @@ async def test_the_stream_sends_the_header_first_then_a_chunk_per_batch() -> Non
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == layout.header
     assert [r[0] for r in rows[1:]] == ['Ann, "Jr"', "Bé", "'=1+1"]
+
+
+async def test_rejected_rows_come_at_their_place_in_the_file() -> None:
+    layout = Layout(["Name"], groups=1)
+    # The file's rows 0..6: 0, 3, 4 and 6 were rejected; the contacts are the others, in order.
+    rejected: list[list[Rejected]] = [
+        [(0, ["r0"], "why 0"), (3, ["r3"], "why 3")],
+        [(4, ["r4", "extra"], "why 4"), (6, [], "why 6")],
+    ]
+
+    async def batches() -> AsyncIterator[list[ResultRow]]:
+        yield [_row(ordinal=1, source_row=["c1"]), _row(ordinal=2, source_row=["c2"])]
+        yield [_row(ordinal=3, source_row=["c5"])]
+
+    async def left_out() -> AsyncIterator[list[Rejected]]:
+        for batch in rejected:
+            yield batch
+
+    text = b"".join([c async for c in stream(layout, batches(), left_out())]).decode("utf-8-sig")
+    rows = list(csv.reader(io.StringIO(text)))[1:]
+    assert [r[0] for r in rows] == ["r0", "c1", "c2", "r3", "r4", "c5", ""]
+    reasons = [r[layout.header.index("dialscore Rejected Reason")] for r in rows]
+    assert reasons == ["why 0", "", "", "why 3", "why 4", "", "why 6"]
+    assert all(len(r) == len(layout.header) for r in rows)

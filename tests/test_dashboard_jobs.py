@@ -12,7 +12,8 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import update
 
-from dialscore.dashboard.csvout import API_FIELDS, phone_columns
+from dialscore.dashboard.csvout import API_FIELDS, phone_column_names
+from dialscore.dashboard.words import words
 from dialscore.jobs import service
 from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
@@ -92,7 +93,13 @@ async def test_a_running_job_shows_live_progress_and_no_download(
     await settle(app)
     await sign_in_user(api, db, tenant.user_id)
     progress = await api.get(f"/app/jobs/{job_id}/progress")
-    assert progress.json() == {"status": "Finalized", "processed": 3, "total": 3, "finished": True}
+    assert progress.json() == {
+        "status": "Finalized",
+        "label": "Finished",
+        "processed": 3,
+        "total": 3,
+        "finished": True,
+    }
 
     async with db.unit_of_work() as session:
         await session.execute(
@@ -101,6 +108,7 @@ async def test_a_running_job_shows_live_progress_and_no_download(
     progress = await api.get(f"/app/jobs/{job_id}/progress")
     assert progress.json() == {
         "status": "Processing",
+        "label": "Running",
         "processed": 1,
         "total": 3,
         "finished": False,
@@ -164,10 +172,12 @@ async def test_the_job_page_shows_the_summary_and_contacts_as_text(
     for c in api_contacts:
         leads[c["leadStatus"]] = leads.get(c["leadStatus"], 0) + 1
     chart = page.text.split("Contacts by lead status")[1].split("</figure>")[0]
+    # Each status in words, with the code the API uses beside it.
     for status, count in leads.items():
+        label = re.escape(html_text(words().lead_status(status)))
+        coded = rf"{label} <span class=\"code\">— {re.escape(status)}</span>"
         assert re.search(
-            rf"<span>{re.escape(status)}</span><div class=\"bar\"[^>]*></div><span>{count}</span>",
-            chart,
+            rf"<span>{coded}</span><div class=\"bar\"[^>]*></div><span>{count}</span>", chart
         )
     phones: dict[str, int] = {}
     for c in api_contacts:
@@ -175,9 +185,12 @@ async def test_the_job_page_shows_the_summary_and_contacts_as_text(
             phones[p["status"]] = phones.get(p["status"], 0) + 1
     chart = page.text.split("Phones by status")[1].split("</figure>")[0]
     bars = re.findall(
-        r"<span>([^<]+)</span><div class=\"bar\"[^>]*></div><span>(\d+)</span>", chart
+        r"<span>([^<]+) <span class=\"code\">— ([^<]+)</span></span>"
+        r"<div class=\"bar\"[^>]*></div><span>(\d+)</span>",
+        chart,
     )
-    assert {status: int(count) for status, count in bars} == phones
+    assert {status: int(count) for _, status, count in bars} == phones
+    assert all(label == html_text(words().phone_status(status)) for label, status, _ in bars)
     ann = api_contacts[0]
     assert ann["bestPhone"] is not None
     assert "Best phone" in page.text and ann["phones"][0]["reasons"]
@@ -185,6 +198,15 @@ async def test_the_job_page_shows_the_summary_and_contacts_as_text(
     assert "Page 1 of 2" in page.text and "F45" in page.text and "F46" not in page.text
     second = await api.get(f"/app/jobs/{job_id}?page=2")
     assert "F46" in second.text and "Ann" not in second.text
+
+
+SUMMARY = [
+    "dialscore Lead Status",
+    "dialscore Best Phone",
+    "dialscore Best Phone Status",
+    "dialscore Rejected Reason",
+]
+PARTS = ("", " Status", " Type", " Country", " Reasons")
 
 
 def html_text(value: str) -> str:
@@ -205,25 +227,27 @@ async def test_the_results_csv_equals_the_api_answer(
     assert "attachment" in answer.headers["content-disposition"]
     rows = read_csv(answer)
     header = list(rows[0])
-    assert header == [*API_FIELDS, *phone_columns(3), "bestPhone", "bestPhoneStatus", "leadStatus"]
+    assert header == [*API_FIELDS, *SUMMARY, *phone_column_names(3)]
     assert len(rows) == len(expected) == 4
     for row, want in zip(rows, expected, strict=True):
         for name in ("firstName", "lastName", "email", "title", "companyAccount"):
             value = want[name] or ""
             assert row[name] in (value, "'" + value), name
         for index, phone in enumerate(want["phones"], start=1):
-            slot = "phone" if index == 1 else f"phone{index}"
-            got = (row[slot], row[f"{slot}Status"], row[f"{slot}Type"], row[f"{slot}Country"])
-            assert got == tuple(phone[k] or "" for k in ("number", "status", "type", "country"))
+            got = tuple(row[f"dialscore Phone {index}{part}"] for part in PARTS)
+            assert got == (
+                *(phone[k] or "" for k in ("number", "status", "type", "country")),
+                "; ".join(phone["reasons"]),
+            )
             assert phone["status"] is not None
         best = want["bestPhone"] or {}
-        assert (row["bestPhone"], row["bestPhoneStatus"]) == (
+        assert (row["dialscore Best Phone"], row["dialscore Best Phone Status"]) == (
             best.get("number", ""),
             best.get("status", ""),
         )
-        assert row["leadStatus"] == want["leadStatus"]
+        assert row["dialscore Lead Status"] == want["leadStatus"]
     assert (rows[3]["firstName"], rows[3]["lastName"]) == ("'=1+2", "'@Sum")
-    assert rows[0]["phone"] == "+14155552671"  # a number keeps its plus sign
+    assert rows[0]["dialscore Phone 1"] == "+14155552671"  # a number keeps its plus sign
 
 
 async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
@@ -245,11 +269,11 @@ async def test_an_uploaded_jobs_csv_keeps_the_files_columns(
     rows = read_csv(await api.get(f"/app/jobs/{job_id}/results.csv"))
     expected = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
     header = list(rows[0])
-    assert header == [*columns, *phone_columns(2), "bestPhone", "bestPhoneStatus", "leadStatus"]
+    assert header == [*columns, *SUMMARY, *phone_column_names(2)]
     for line, sent, want in zip(rows, cells, expected["data"]["contacts"], strict=True):
         assert [line[c] for c in columns] == sent
-        assert line["phoneStatus"] == want["phones"][0]["status"]
-        assert line["leadStatus"] == want["leadStatus"]
+        assert line["dialscore Phone 1 Status"] == want["phones"][0]["status"]
+        assert line["dialscore Lead Status"] == want["leadStatus"]
 
 
 async def test_an_uploaded_files_results_keep_its_columns_and_cells(
@@ -294,24 +318,18 @@ async def test_an_uploaded_files_results_keep_its_columns_and_cells(
     rows = read_csv(await api.get(f"/app/jobs/{job_id}/results.csv"))
     expected = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
     columns = ["First Name", "Last Name", "Mobile", "Work Phone", "Notes"]
-    assert list(rows[0]) == [
-        *columns,
-        *phone_columns(2),
-        "bestPhone",
-        "bestPhoneStatus",
-        "leadStatus",
-    ]
+    assert list(rows[0]) == [*columns, *SUMMARY, *phone_column_names(2)]
     assert [[r[c] for c in columns] for r in rows] == [
         ["Ann", "Lee", "+1 415 555 2671", "(212) 555-0100", '\'=HYPERLINK("x")'],
         ["Bo", "Ng", "4155550101", "", "plain"],
     ]
     for row, want in zip(rows, expected["data"]["contacts"], strict=True):
         numbers = [(p["number"], p["status"], p["type"]) for p in want["phones"]]
-        got = [(row["phone"], row["phoneStatus"], row["phoneType"])]
-        if row["phone2"]:
-            got.append((row["phone2"], row["phone2Status"], row["phone2Type"]))
+        got = [tuple(row[f"dialscore Phone 1{part}"] for part in PARTS[:3])]
+        if row["dialscore Phone 2"]:
+            got.append(tuple(row[f"dialscore Phone 2{part}"] for part in PARTS[:3]))
         assert got == numbers
-        assert row["leadStatus"] == want["leadStatus"]
+        assert row["dialscore Lead Status"] == want["leadStatus"]
     listed = await api.get("/app/jobs?source=app")
     assert job_links(listed.text) == [job_id] and "leads.csv" in listed.text
 

@@ -14,7 +14,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dialscore.dashboard import csvout
+from dialscore.dashboard.mapping import who_and_number
 from dialscore.dashboard.web import PageNotFound, SignedIn, render
+from dialscore.dashboard.words import words
 from dialscore.jobs import service
 from dialscore.jobs.schemas import TERMINAL_STATES
 from dialscore.kit.deps import ReadSession, StateDep
@@ -27,6 +29,7 @@ router = APIRouter()
 
 JOBS_PER_PAGE = 25
 CONTACTS_PER_PAGE = 50
+REJECTED_SHOWN = 200
 SOURCES = ("all", "app", "api")
 
 
@@ -70,6 +73,7 @@ async def _summary(session: AsyncSession, job: Job) -> service.JobSummary:
 def _progress(job: Job) -> dict[str, Any]:
     return {
         "status": job.status,
+        "label": words().job_state(job.status),
         "processed": job.processed_count,
         "total": job.accepted_count,
         "finished": job.status in TERMINAL_STATES,
@@ -104,6 +108,8 @@ async def show_job(
     summary = await _summary(session, job)
     page = PageRequest(_page_number(request.query_params.get("page")), CONTACTS_PER_PAGE)
     contacts, total = await service.job_contacts(session, user.principal, job.id, page)
+    rejected_total = await service.rejected_count(session, job)
+    rejected = await service.rejected_rows(session, job, limit=REJECTED_SHOWN)
     return render(
         request,
         "job.html",
@@ -116,7 +122,26 @@ async def show_job(
         pagination=page.describe(total),
         finished=job.status in TERMINAL_STATES,
         progress=_progress(job),
+        rejected=[_rejected_row(job, row) for row in rejected],
+        rejected_total=rejected_total,
+        api_rejected=_api_rejected(job),
     )
+
+
+def _rejected_row(job: Job, row: tuple[int, list[str], str]) -> dict[str, Any]:
+    """A left-out row as its page lists it: its row in the file (the header is row 1), the
+    person and first number as the job's mapping reads them, and why."""
+    index, cells, reason = row
+    name, number = who_and_number(cells, job.upload_mapping or [])
+    return {"row": index + 2, "name": name, "number": number, "reason": reason}
+
+
+def _api_rejected(job: Job) -> int:
+    """Records of an API submission rejected before the job: answered in the submission's
+    ``error.records``, not kept."""
+    if job.upload_columns is not None:
+        return 0
+    return max(0, job.total_count - job.accepted_count)
 
 
 @router.get("/jobs/{job_id}/progress")
@@ -128,21 +153,25 @@ async def job_progress(job_id: str, user: SignedIn, session: ReadSession) -> JSO
     return JSONResponse(_progress(job), headers={"Cache-Control": "no-store"})
 
 
-def _file_name(job: Job) -> str:
+def _file_name(job: Job, suffix: str) -> str:
     stem = re.sub(r"\.csv$", "", job.name, flags=re.IGNORECASE)
     ascii_stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("_") or "job"
-    full = f"{stem} results.csv"
-    return f"attachment; filename=\"{ascii_stem}_results.csv\"; filename*=UTF-8''{quote(full)}"
+    full = f"{stem} {suffix}.csv"
+    ascii_name = f"{ascii_stem}_{suffix.replace(' ', '_')}.csv"
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(full)}"
 
 
-async def _results(sessions: async_sessionmaker[AsyncSession], job: Job) -> AsyncIterator[bytes]:
+async def _results(
+    sessions: async_sessionmaker[AsyncSession], job: Job, crm: bool
+) -> AsyncIterator[bytes]:
     """The CSV's bytes. Its header needs the most phones a contact of the job has, one pass
     over the job: made here, after the response's headers have gone, so that the download
     starts at once. The request's session has ended by now: every read has its own."""
     async with sessions() as session:
         groups = await service.max_phone_count(session, job)
-    layout = csvout.Layout(job.upload_columns, max(1, groups))
-    async for chunk in csvout.stream(layout, service.result_batches(sessions, job)):
+    layout = csvout.Layout(job.upload_columns, max(1, groups), job.upload_mapping, crm)
+    rejected = service.rejected_batches(sessions, job) if job.upload_columns else None
+    async for chunk in csvout.stream(layout, service.result_batches(sessions, job), rejected):
         yield chunk
 
 
@@ -153,8 +182,35 @@ async def download_results(
     job = await _own_job(session, user, job_id)
     if job.status not in TERMINAL_STATES:
         return render(request, "job_unfinished.html", user, job=job, status_code=409)
+    crm = request.query_params.get("layout") == "crm" and job.upload_mapping is not None
     return StreamingResponse(
-        _results(state.db.read, job),
+        _results(state.db.read, job, crm),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": _file_name(job), "Cache-Control": "no-store"},
+        headers={
+            "Content-Disposition": _file_name(job, "for re-import" if crm else "results"),
+            "Cache-Control": "no-store",
+        },
     )
+
+
+@router.get("/jobs/{job_id}/rejected.csv")
+async def download_rejected(
+    job_id: str, user: SignedIn, session: ReadSession, state: StateDep
+) -> StreamingResponse:
+    """The rows the job left out, as they were in the file, with a reason column: at any
+    time, to fix them and upload them again."""
+    job = await _own_job(session, user, job_id)
+    if job.upload_columns is None:
+        raise PageNotFound()
+    return StreamingResponse(
+        _rejected(state.db.read, job),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": _file_name(job, "rejected"), "Cache-Control": "no-store"},
+    )
+
+
+async def _rejected(sessions: async_sessionmaker[AsyncSession], job: Job) -> AsyncIterator[bytes]:
+    header = [*(job.upload_columns or ()), words().column("rejected_reason")]
+    yield csvout.header_line(header)
+    async for batch in service.rejected_batches(sessions, job):
+        yield csvout.rejected_lines(len(header) - 1, batch)

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.models import Contact, Job
+from dialscore.models import Contact, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
 
@@ -190,6 +190,10 @@ class ResultRow:
     best_phone: dict[str, Any] | None
     lead_status: str
     source_row: list[str] | None
+    # Set for a contact enrichment rejected.
+    rejected_reason: str | None = None
+    # The types the sources gave the numbers enrichment found, in the order of their entries.
+    enriched_types: list[str | None] | None = None
 
 
 async def result_rows(
@@ -201,19 +205,27 @@ async def result_rows(
     fields, any other job the reverse: decoding JSON is most of the time a batch takes."""
     own = Contact.source_row if uploaded else Contact.fields
     rows = await session.execute(
-        select(Contact.ordinal, own, Contact.phones, Contact.best_phone, Contact.lead_status)
+        select(
+            Contact.ordinal,
+            own,
+            Contact.phones,
+            Contact.best_phone,
+            Contact.lead_status,
+            Contact.rejected_reason,
+            Contact.enriched_types,
+        )
         .where(Contact.job_id == job_id, Contact.ordinal > after)
         .order_by(Contact.ordinal)
         .limit(limit)
     )
     if uploaded:
         return [
-            ResultRow(ordinal, {}, phones, best, lead, cells)
-            for ordinal, cells, phones, best, lead in rows
+            ResultRow(ordinal, {}, phones, best, lead, cells, reason, found)
+            for ordinal, cells, phones, best, lead, reason, found in rows
         ]
     return [
-        ResultRow(ordinal, fields, phones, best, lead, None)
-        for ordinal, fields, phones, best, lead in rows
+        ResultRow(ordinal, fields, phones, best, lead, None, reason, found)
+        for ordinal, fields, phones, best, lead, reason, found in rows
     ]
 
 
@@ -250,3 +262,37 @@ async def count_phones_by_status(session: AsyncSession, job_id: str) -> dict[str
         )
     rows = await session.execute(text(query), {"job_id": job_id})
     return {status: int(count) for status, count in rows}
+
+
+# -- rows of an uploaded file left out of its job ---------------------------------------------
+
+
+async def add_rejected_rows(
+    session: AsyncSession, job_id: str, rows: Sequence[tuple[int, list[str], str]]
+) -> None:
+    """Keeps ``(row index, cells, reason)`` of each row the job left out."""
+    if rows:
+        await session.execute(
+            insert(RejectedRow),
+            [{"job_id": job_id, "row_index": i, "cells": c, "reason": r} for i, c, r in rows],
+        )
+
+
+async def count_rejected_rows(session: AsyncSession, job_id: str) -> int:
+    count = await session.scalar(
+        select(func.count()).select_from(RejectedRow).where(RejectedRow.job_id == job_id)
+    )
+    return int(count or 0)
+
+
+async def rejected_rows(
+    session: AsyncSession, job_id: str, *, after: int = -1, limit: int
+) -> list[tuple[int, list[str], str]]:
+    """The job's rejected rows past row index ``after``, in the file's order."""
+    rows = await session.execute(
+        select(RejectedRow.row_index, RejectedRow.cells, RejectedRow.reason)
+        .where(RejectedRow.job_id == job_id, RejectedRow.row_index > after)
+        .order_by(RejectedRow.row_index)
+        .limit(limit)
+    )
+    return [(index, list(cells), reason) for index, cells, reason in rows]

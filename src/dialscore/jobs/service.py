@@ -281,3 +281,51 @@ async def result_batches(
         if len(rows) < batch:
             return
         after = rows[-1].ordinal
+
+
+# -- what a job started from an uploaded file keeps of it -------------------------------------
+
+REJECTED_BATCH = 1000
+
+
+async def keep_upload(
+    session: AsyncSession,
+    job_id: str,
+    *,
+    mapping: list[str],
+    rejected: Sequence[tuple[int, list[str], str]],
+) -> None:
+    """Keeps with a job started from an uploaded file the choice made for each column and the
+    rows it left out (``(row index, cells, reason)``), in the caller's transaction."""
+    job = await repo.get_job(session, job_id)
+    if job is None:
+        raise NotFound("job not found")
+    job.upload_mapping = list(mapping)
+    await repo.add_rejected_rows(session, job_id, rejected)
+
+
+async def rejected_count(session: AsyncSession, job: Job) -> int:
+    return await repo.count_rejected_rows(session, job.id)
+
+
+async def rejected_rows(
+    session: AsyncSession, job: Job, *, limit: int
+) -> list[tuple[int, list[str], str]]:
+    """The first ``limit`` rows the job left out, in the file's order."""
+    return await repo.rejected_rows(session, job.id, limit=limit)
+
+
+async def rejected_batches(
+    sessions: async_sessionmaker[AsyncSession], job: Job, *, batch: int = REJECTED_BATCH
+) -> AsyncIterator[list[tuple[int, list[str], str]]]:
+    """Every row the job left out, in the file's order, ``batch`` at a time, each batch read
+    in a session of its own."""
+    after = -1
+    while True:
+        async with sessions() as session:
+            rows = await repo.rejected_rows(session, job.id, after=after, limit=batch)
+        if rows:
+            yield rows
+        if len(rows) < batch:
+            return
+        after = rows[-1][0]

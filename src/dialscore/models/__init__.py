@@ -8,7 +8,7 @@ from dialscore.models.enrichment import (
     DirectoryPerson,
 )
 from dialscore.models.idempotency import IdempotencyRecord
-from dialscore.models.jobs import Contact, Job
+from dialscore.models.jobs import Contact, Job, RejectedRow
 from dialscore.models.outbox import OutboxMessage
 from dialscore.models.scoring import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
 from dialscore.models.signin import PasswordLink, SignInFailure, WebSession
@@ -33,6 +33,7 @@ __all__ = [
     "OutboxMessage",
     "PasswordLink",
     "Plan",
+    "RejectedRow",
     "SignInFailure",
     "User",
     "WebSession",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, UTCDateTime
@@ -35,6 +35,9 @@ class Job(Base):
     # A job started from an uploaded file: the file's header, so that results can be
     # downloaded with the columns as they were.
     upload_columns: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # ... and the choice made for each of its columns (a contact field, a phone choice, extra
+    # or ignore), so that a row of it can be read again: its person, its numbers.
+    upload_mapping: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
 
 class Contact(Base):
@@ -89,3 +92,20 @@ class Contact(Base):
     scored_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # The contact's row of the uploaded file, cell by cell (jobs with upload_columns only).
     source_row: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+
+
+class RejectedRow(Base):
+    """A row of an uploaded file that its job left out, as it was in the file, with why: it
+    stays with the job, on its page and in its results."""
+
+    __tablename__ = "job_rejected_rows"
+    __table_args__ = (Index("ix_job_rejected_rows_job_row", "job_id", "row_index", unique=True),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
+    # Its place among the file's rows of data (0 for the first row after the header).
+    row_index: Mapped[int] = mapped_column(Integer)
+    cells: Mapped[list[str]] = mapped_column(JSON)
+    reason: Mapped[str] = mapped_column(Text)
