@@ -18,7 +18,7 @@ def test_sign_in_and_out(page: Page, team: Team) -> None:
     cookie = next(c for c in page.context.cookies() if c["name"] == "dialscore_session")
     assert (cookie["httpOnly"], cookie["sameSite"], cookie["secure"]) == (True, "Lax", False)
 
-    page.get_by_role("link", name="Sign out").click()
+    # One click: the header's button sends the sign-out form with the session's CSRF token.
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     # The old cookie, sent again, no longer opens a page: the session ended on the server.
@@ -34,7 +34,7 @@ def test_a_wrong_password_is_refused_and_the_email_kept(page: Page, team: Team) 
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("alert")).to_have_text("The email or password is not right.")
     expect(page.get_by_label("Email")).to_have_value(team.member_email)
-    expect(page.get_by_role("link", name="Sign out")).to_have_count(0)
+    expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
 
 
 def test_a_member_sees_no_admin_pages(page: Page, team: Team) -> None:
@@ -56,4 +56,4 @@ def test_a_form_sent_without_its_token_is_refused(page: Page, team: Team) -> Non
     assert forged.status == 403
     assert "This form has expired" in forged.text()
     page.goto("/app/jobs")
-    expect(page.get_by_role("link", name="Sign out")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
