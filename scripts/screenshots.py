@@ -28,13 +28,21 @@ from embedded import Deadline, free_port, running_server, server_env  # noqa: E4
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "correct horse battery"
 WIDTHS = {"1440": (1440, 900), "375": (375, 812)}
+# A HubSpot contacts export as a sales team has it: a mobile column, an extension, a row
+# the rules reject (no last name) and one a spreadsheet damaged.
 CONTACTS = (
-    "\ufeffFirst Name;Last;Company;Mobile;Work Phone;Email Address\n"
-    "Ada;Lovelace;Analytical Engines;+1 415 555 2671;+1 212 555 0199;ada@engines.example\n"
-    "Grace;Hopper;Navy;(415) 555-0100;;grace@navy.example\n"
-    "Alan;Turing;Bletchley;+44 20 7946 0958;+44 161 496 0000;alan@bletchley.example\n"
-    "Edsger;Dijkstra;Eindhoven;+31 20 123 4567;;edsger@tue.example\n"
-    "Barbara;Liskov;MIT;4.15555E+10;;barbara@mit.example\n"
+    "Record ID,First Name,Last Name,Email,Phone Number,Mobile Phone Number,Job Title,"
+    "Company Name,City,State/Region,Country/Region,Lead Status\n"
+    "51234567801,Ada,Lovelace,ada@engines.example,+1 415-555-2671 x254,+1 415-555-3190,"
+    "VP Operations,Analytical Engines,San Francisco,California,United States,New\n"
+    "51234567802,Grace,Hopper,grace@navy.example,(212) 555-0199,,Director of IT,Navy,"
+    "New York,New York,United States,Open\n"
+    "51234567803,Alan,Turing,alan@bletchley.example,+44 20 7946 0958,+44 7700 900123,"
+    "Researcher,Bletchley,London,,United Kingdom,Open\n"
+    "51234567804,Edsger,,edsger@tue.example,+31 20 123 4567,,Professor,Eindhoven,"
+    "Eindhoven,,Netherlands,New\n"
+    "51234567805,Barbara,Liskov,barbara@mit.example,,4.15555E+10,Professor,MIT,Cambridge,"
+    "Massachusetts,United States,New\n"
 )
 
 
@@ -63,7 +71,7 @@ def tour(page: Page, out: Path, email: str, data_dir: Path) -> None:
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("link", name="Sign out")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
 
     upload = data_dir / "contacts.csv"
     upload.write_text(CONTACTS, encoding="utf-8")
@@ -78,10 +86,11 @@ def tour(page: Page, out: Path, email: str, data_dir: Path) -> None:
     page.get_by_role("button", name="Start job").click()
     shoot(page, out, "upload-started")
     page.goto("/app/jobs")
-    expect(page.get_by_text("Finalized").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Finished").first).to_be_visible(timeout=60_000)
     shoot(page, out, "jobs")
     page.get_by_role("link", name="contacts.csv").first.click()
     expect(page.get_by_role("link", name="Download results (CSV)")).to_be_visible()
+    page.get_by_text("What the statuses mean").click()
     shoot(page, out, "job")
 
     page.goto("/app/webhooks")
