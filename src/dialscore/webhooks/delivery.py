@@ -1,35 +1,38 @@
 """The delivery engine: claims due deliveries and sends them, signed, at the owner's rate.
 
-Runs in the worker process (beside the outbox relay). Each claimed delivery is leased for
-``webhook_lease_seconds``, renewed every third of it while it is in flight; a worker that
-dies mid-send leaves its deliveries to be claimed again when the lease runs out, with the
-same envelope id (D22). What cannot be sent now (the shared rate cannot be checked, the
-process is stopping) is handed back at once, due for whichever worker claims next."""
+Runs in the worker process (beside the outbox relay). A claim takes many due deliveries in
+one statement and leases them for ``webhook_lease_seconds``, renewed every third of it while
+this process holds them; they wait here, per receiver, for a free place, send, and their
+attempts are recorded in groups (``OutcomeWriter``). A worker that dies leaves its
+deliveries to be claimed again when their leases run out, with the same envelope id (D22).
+What cannot be sent now (the shared rate cannot be checked, the process is stopping) is
+handed back at once, due for whichever worker claims next."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import httpx
 import structlog
 
 from dialscore import __version__
-from dialscore.accounts.service import effective_plan
 from dialscore.config import Settings
-from dialscore.kit import metrics, outbound
+from dialscore.kit import outbound
 from dialscore.kit.clock import utcnow
+from dialscore.kit.crypto import SecretBox
 from dialscore.kit.db import Database
 from dialscore.kit.leases import beat_seconds
 from dialscore.kit.paced_http import parse_retry_after
 from dialscore.kit.polling import PollingLoop
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import sign
+from dialscore.webhooks.outcomes import Outcome, OutcomeWriter
 from dialscore.webhooks.policy import DEFAULT_SCHEDULE, RetryPolicy, classify, parse_schedule
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, RateUnavailable
 from dialscore.webhooks.schemas import delivery_body
@@ -38,12 +41,16 @@ from dialscore.webhooks.service import secret_box
 log = structlog.get_logger(__name__)
 
 USER_AGENT = f"Service-Webhooks/{__version__}"
-# Claimed deliveries wait for nothing but their rate slot: one key holds at most a second of
-# sends at its rate, and one receiver at most its concurrency cap, so neither a busy user nor
-# a hung receiver can fill the in-flight places that others need.
+# One key holds at most a second of sends at its rate, so that a busy user cannot fill the
+# places that others need.
 _BACKLOG_SECONDS = 1
-# How many due deliveries a claim looks at per free place, to find some under both caps.
-_CANDIDATES_PER_PLACE = 4
+# Deliveries this process may hold (claimed, not yet recorded) per place to send, and per
+# receiver per concurrent request to it: enough waiting that a place freed is filled at once,
+# without a claim per delivery, and few enough that a hung receiver holds little.
+_HELD_PER_PLACE = 4
+# How many due deliveries a claim looks at per delivery it wants, to find some under the
+# caps without locking what it will not take.
+_CANDIDATES_PER_WANTED = 2
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class Claimed:
     # The end of the lease the claim wrote: the dispatcher's token for renewing and handing
     # back the delivery while its attempt is not recorded.
     leased_until: datetime
+    event_type: str
     # When the event was made, for the delivery latency metric.
     created_at: datetime | None = None
 
@@ -72,6 +80,7 @@ class Result:
     final: bool = False
 
 
+@functools.lru_cache(maxsize=4096)
 def _origin(url: str) -> str:
     try:
         target = outbound.parse_target(url, allow_private=True)
@@ -104,19 +113,28 @@ class Dispatcher:
         self.box = secret_box(settings.resolved_secret_key)
         self.lease = timedelta(seconds=settings.webhook_lease_seconds)
         self.rng = rng or random.Random()
-        self._inflight: set[asyncio.Task[None]] = set()
-        # Deliveries claimed and not yet recorded, by id: the end of their lease as last
-        # written. Those cancelled by stop() wait in _abandoned to be handed back.
+        self.most_held = settings.webhook_max_in_flight * _HELD_PER_PLACE
+        self.most_held_per_origin = settings.webhook_per_endpoint * _HELD_PER_PLACE
+        # Deliveries claimed here and not yet recorded, by id, and the end of their lease as
+        # last written. Those cut short by stop() wait in _abandoned to be handed back.
+        self._held: dict[str, Claimed] = {}
         self._leases: dict[str, datetime] = {}
-        self._abandoned: dict[str, datetime] = {}
+        self._abandoned: set[str] = set()
+        # Held deliveries waiting for a place, per receiver, and the sends under way.
+        self._waiting: dict[str, deque[Claimed]] = defaultdict(deque)
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._sending: Counter[str] = Counter()
+        self._per_key: Counter[str] = Counter()
+        self._per_origin: Counter[str] = Counter()
         # Renewals and hand-backs take turns: a hand-back releases a delivery by the lease
         # end the database holds, which a renewal under way is moving.
         self._lease_lock = asyncio.Lock()
-        # Claims between leasing their rows and starting their sends: work under way too.
+        # Claims between leasing their rows and holding them here: work under way too.
         self._claiming = 0
-        self._per_key: Counter[str] = Counter()
-        self._per_origin: Counter[str] = Counter()
+        # Recorded since the last claim: a claim is asked for once enough places are free.
+        self._freed = 0
         self._client: httpx.AsyncClient | None = None
+        self.writer = OutcomeWriter(db, recorded=self._recorded)
         self.loop = PollingLoop(
             self.dispatch_due,
             poll_seconds=settings.webhook_poll_seconds,
@@ -144,57 +162,66 @@ class Dispatcher:
             limits=httpx.Limits(max_connections=self.settings.webhook_max_in_flight),
             trust_env=False,
         )
+        self.writer.start()
         self.loop.start()
         self.heartbeat.start()
 
     async def stop(self, grace: float = 0.0) -> None:
         """Stops claiming, lets the deliveries in flight finish for up to ``grace`` seconds,
-        then cuts the rest short and hands them back, due at once for another worker."""
+        then cuts the rest short and hands them back, due at once for another worker, with
+        those still waiting for a place; the attempts made are recorded first."""
         await self.loop.stop()
+        for waiting in self._waiting.values():
+            self._abandoned.update(item.delivery_id for item in waiting)
+        self._waiting.clear()
         if self._inflight and grace > 0:
             await asyncio.wait(list(self._inflight), timeout=grace)
-        # No renewal may be under way while the deliveries cut short note their leases:
-        # each would note the end that the renewal is replacing.
-        async with self._lease_lock:
-            await self.heartbeat.stop()
         # Every delivery in flight ends before the client and the database go: one left
         # running would record its attempt through a closed connection and never finish.
         while self._inflight:
             for inflight in list(self._inflight):
                 inflight.cancel()
             await asyncio.wait(list(self._inflight), timeout=1.0)
-        abandoned, self._abandoned = self._abandoned, {}
-        await self._release(abandoned)
+        await self.writer.stop()
+        # The leases of those cut short are read once no renewal can be moving them: each
+        # is released by the end the database holds.
+        async with self._lease_lock:
+            await self.heartbeat.stop()
+        abandoned, self._abandoned = self._abandoned, set()
+        await self._release({d: self._leases[d] for d in abandoned if d in self._leases})
+        for delivery_id in abandoned:
+            self._forget(delivery_id)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
 
     @property
     def busy(self) -> int:
-        """Deliveries in flight, and claims under way (their rows leased, their sends not
-        yet started)."""
-        return len(self._inflight) + self._claiming
+        """Deliveries held here (waiting, in flight, or their attempt not yet recorded), and
+        claims under way (their rows leased, not yet held)."""
+        return len(self._held) + len(self._inflight) + self._claiming
 
     # -- claiming ---------------------------------------------------------------------------------
 
     async def dispatch_due(self) -> int:
-        """Claims as many due deliveries as there are free places and starts sending them;
+        """Claims as many due deliveries as may be held here and starts sending them;
         nothing while the shared rate cannot be checked (fail-closed, Redis away)."""
-        capacity = self.settings.webhook_max_in_flight - len(self._inflight)
-        if capacity <= 0 or not await self.limiter.available():
+        room = self.most_held - len(self._held)
+        if room <= 0 or not await self.limiter.available():
             return 0
         self._claiming += 1
         try:
-            claimed = await self.claim(capacity)
+            claimed = await self.claim(room)
         finally:
             self._claiming -= 1
+        self._freed = 0
         for item in claimed:
+            self._held[item.delivery_id] = item
             self._leases[item.delivery_id] = item.leased_until
             self._per_key[item.key] += 1
             self._per_origin[item.origin] += 1
-            task = asyncio.get_running_loop().create_task(self._run_one(item))
-            self._inflight.add(task)
-            task.add_done_callback(self._inflight.discard)
+            self._waiting[item.origin].append(item)
+        self._start_sends()
         return len(claimed)
 
     async def claim(self, limit: int) -> list[Claimed]:
@@ -203,81 +230,83 @@ class Dispatcher:
         async with self.db.read() as session:
             if not await repo.any_due(session, now=now):
                 return []
-        chosen: dict[str, tuple[str, str, float]] = {}
+        chosen: dict[str, tuple[str, str, float, str]] = {}
         batch_keys: Counter[str] = Counter()
         batch_origins: Counter[str] = Counter()
-        rates: dict[tuple[str, str], float] = {}
         claimed: list[Claimed] = []
         async with self.db.unit_of_work() as session:
             candidates = await repo.due_candidates(
                 session,
                 now=now,
-                limit=min(200, max(32, limit * _CANDIDATES_PER_PLACE)),
+                # Enough to fill one receiver's room twice over: more would lock rows (on
+                # PostgreSQL) that the receivers' caps leave here anyway.
+                limit=max(32, _CANDIDATES_PER_WANTED * min(limit, self.most_held_per_origin)),
                 skip_locked=not self.db.is_sqlite,
             )
             for candidate in candidates:
                 if len(chosen) >= limit:
                     break
-                rate_key = (candidate.plan.name, repr(sorted(candidate.overrides.items())))
-                rate = rates.get(rate_key)
-                if rate is None:
-                    plan = effective_plan(candidate.plan, candidate.overrides)
-                    rate = rates[rate_key] = float(plan.webhook_rate)
+                rate = candidate.rate
                 key = f"{candidate.user_id}:{candidate.event_type}"
                 origin = _origin(candidate.url)
                 key_cap = max(1, int(rate * _BACKLOG_SECONDS))
                 if (
                     self._per_key[key] + batch_keys[key] >= key_cap
-                    or self._per_origin[origin] + batch_origins[origin]
-                    >= self.settings.webhook_per_endpoint
+                    or self._per_origin[origin] + batch_origins[origin] >= self.most_held_per_origin
                 ):
                     # Left due: taken once its key or receiver has room again.
                     continue
                 batch_keys[key] += 1
                 batch_origins[origin] += 1
-                chosen[candidate.delivery_id] = (key, origin, rate)
+                chosen[candidate.delivery_id] = (key, origin, rate, candidate.url)
             until = now + self.lease
-            leased = await repo.lease(session, list(chosen), until=until)
-            urls = {c.delivery_id: c.url for c in candidates if c.delivery_id in chosen}
-            for delivery, sealed in leased:
-                key, origin, rate = chosen[delivery.id]
-                if sealed is None:
-                    await repo.fail_undeliverable(
-                        session, delivery.id, error="cannot sign: no callback secret", now=now
-                    )
-                    continue
-                try:
-                    secret = self.box.open(sealed)
-                except ValueError:
+            for leased in await repo.lease(session, list(chosen), until=until):
+                key, origin, rate, url = chosen[leased.delivery_id]
+                secret, problem = self._secret(leased.sealed)
+                if secret is None:
                     # Not deliverable by anyone: fail it alone rather than every claim.
                     await repo.fail_undeliverable(
-                        session,
-                        delivery.id,
-                        error="cannot sign: DIALSCORE_SECRET_KEY has changed",
-                        now=now,
+                        session, leased.delivery_id, error=problem, now=now
                     )
                     continue
+                body = delivery_body(
+                    delivery_id=leased.delivery_id,
+                    kind=leased.kind,
+                    event_type=leased.event_type,
+                    payload=leased.payload,
+                    timestamp_ms=leased.timestamp_ms,
+                )
                 claimed.append(
                     Claimed(
-                        delivery_id=delivery.id,
+                        delivery_id=leased.delivery_id,
                         key=key,
                         origin=origin,
                         rate=rate,
-                        url=urls[delivery.id],
+                        url=url,
                         secret=secret,
-                        body=delivery_body(delivery),
-                        attempts=delivery.attempts,
-                        first_attempt_at=delivery.first_attempt_at,
+                        body=body,
+                        attempts=leased.attempts,
+                        first_attempt_at=leased.first_attempt_at,
                         leased_until=until,
-                        created_at=delivery.created_at,
+                        created_at=leased.created_at,
+                        event_type=leased.event_type,
                     )
                 )
         return claimed
 
+    def _secret(self, sealed: str | None) -> tuple[str | None, str]:
+        """The signing secret of a sealed one, else None and why it cannot be had."""
+        if sealed is None:
+            return None, "cannot sign: no callback secret"
+        try:
+            return _opened(self.box, sealed), ""
+        except ValueError:
+            return None, "cannot sign: DIALSCORE_SECRET_KEY has changed"
+
     # -- leases -----------------------------------------------------------------------------------
 
     async def renew_leases(self) -> None:
-        """Extends the lease of every delivery in flight (the heartbeat's step)."""
+        """Extends the lease of every delivery held here (the heartbeat's step)."""
         async with self._lease_lock:
             if not self._leases:
                 return
@@ -295,10 +324,11 @@ class Dispatcher:
         return {item.delivery_id: self._leases.get(item.delivery_id, item.leased_until)}
 
     async def _hand_back(self, item: Claimed) -> None:
-        """Hands back one delivery in flight, by its lease as it stands once no renewal is
+        """Hands back one delivery held here, by its lease as it stands once no renewal is
         under way."""
         async with self._lease_lock:
             await self._release(self._lease_of(item))
+        self._forget(item.delivery_id)
 
     async def _release(self, leases: dict[str, datetime]) -> None:
         """Makes deliveries claimed here and not recorded due at once; logged on failure
@@ -312,25 +342,66 @@ class Dispatcher:
         except Exception:
             log.exception("could not hand back webhook deliveries", count=len(leases))
 
+    def _forget(self, delivery_id: str) -> None:
+        """The delivery is no longer held here: recorded, or handed back."""
+        item = self._held.pop(delivery_id, None)
+        self._leases.pop(delivery_id, None)
+        if item is None:
+            return
+        for counter, name in ((self._per_key, item.key), (self._per_origin, item.origin)):
+            counter[name] -= 1
+            if counter[name] <= 0:
+                del counter[name]
+        self._freed += 1
+
+    def _recorded(self, outcomes: list[Outcome]) -> None:
+        for outcome in outcomes:
+            self._forget(outcome.delivery_id)
+        # A claim once half a receiver's share is free (or nothing is held): one claim per
+        # many deliveries, not one each, and never a receiver's queue run dry meanwhile.
+        if not self._held or self._freed * 2 >= self.most_held_per_origin:
+            self.wake()
+
     # -- sending ----------------------------------------------------------------------------------
+
+    def _start_sends(self) -> None:
+        """Starts the sends that have a place: at most ``webhook_max_in_flight`` at once,
+        and ``webhook_per_endpoint`` to one receiver."""
+        loop = asyncio.get_running_loop()
+        for origin, waiting in list(self._waiting.items()):
+            while (
+                waiting
+                and len(self._inflight) < self.settings.webhook_max_in_flight
+                and self._sending[origin] < self.settings.webhook_per_endpoint
+            ):
+                item = waiting.popleft()
+                self._sending[origin] += 1
+                task = loop.create_task(self._run_one(item))
+                self._inflight.add(task)
+                task.add_done_callback(self._inflight.discard)
+            if not waiting:
+                del self._waiting[origin]
 
     async def _run_one(self, item: Claimed) -> None:
         try:
-            await self.deliver(item)
+            outcome = await self.attempt(item)
         except asyncio.CancelledError:
             # Cut short by stop(): handed back once every delivery in flight has ended.
-            self._abandoned.update(self._lease_of(item))
+            self._abandoned.add(item.delivery_id)
             raise
+        except RateUnavailable:
+            await self._hand_back(item)
         except Exception:
             log.exception("webhook delivery failed unexpectedly", delivery=item.delivery_id)
             await self._hand_back(item)
+        else:
+            self.writer.add(outcome)
         finally:
-            self._leases.pop(item.delivery_id, None)
-            for counter, name in ((self._per_key, item.key), (self._per_origin, item.origin)):
-                counter[name] -= 1
-                if counter[name] <= 0:
-                    del counter[name]
-            self.wake()
+            self._sending[item.origin] -= 1
+            if self._sending[item.origin] <= 0:
+                del self._sending[item.origin]
+            if self.loop.running:
+                self._start_sends()
 
     async def send(self, item: Claimed) -> Result:
         assert self._client is not None
@@ -361,14 +432,10 @@ class Dispatcher:
             error = f"receiver answered {response.status_code}"
         return Result(response.status_code, error, response.headers.get("retry-after"))
 
-    async def deliver(self, item: Claimed) -> str:
-        """One attempt of one delivery; the delivery's state afterwards (``released`` when it
-        was handed back unsent: its rate cannot be checked now)."""
-        try:
-            await self.limiter.wait_for_slot(item.key, item.rate)
-        except RateUnavailable:
-            await self._hand_back(item)
-            return "released"
+    async def attempt(self, item: Claimed) -> Outcome:
+        """One attempt of one delivery, once its rate allows it, and the delivery's state
+        after it (to be recorded); ``RateUnavailable`` when its rate cannot be checked now."""
+        await self.limiter.wait_for_slot(item.key, item.rate)
         started = utcnow()
         clock = time.monotonic()
         result = await self.send(item)
@@ -376,14 +443,10 @@ class Dispatcher:
         now = utcnow()
         attempts = item.attempts + 1
         first = item.first_attempt_at or started
-        outcome: str = "failed" if result.final else classify(result.status_code)
-        values: dict[str, Any] = {
-            "attempts": attempts,
-            "first_attempt_at": first,
-            "last_status_code": result.status_code,
-            "last_error": result.error,
-        }
-        if outcome == "retry":
+        state: str = "failed" if result.final else classify(result.status_code)
+        error = result.error
+        available_at = now
+        if state == "retry":
             when = self.policy.next_attempt(
                 attempts=attempts,
                 first_attempt_at=first,
@@ -392,33 +455,30 @@ class Dispatcher:
                 rng=self.rng,
             )
             if when is None:
-                outcome = "failed"
-                values["last_error"] = f"{result.error}; gave up after {attempts} attempts"
+                state = "failed"
+                error = f"{result.error}; gave up after {attempts} attempts"
             else:
-                values["available_at"] = when
-                outcome = "pending"
-        if outcome != "pending":
-            values.update(state=outcome, completed_at=now, available_at=now)
-        async with self.db.unit_of_work() as session:
-            await repo.record_attempt(
-                session,
-                item.delivery_id,
-                number=attempts,
-                status_code=result.status_code,
-                duration_ms=duration_ms,
-                error=result.error,
-                attempted_at=started,
-                values=values,
-            )
-        metrics.observe_webhook_attempt(
-            item.key.partition(":")[2],
-            outcome,
-            result.status_code,
-            seconds=duration_ms / 1000,
+                state, available_at = "pending", when
+        return Outcome(
+            delivery_id=item.delivery_id,
+            number=attempts,
+            status_code=result.status_code,
+            duration_ms=duration_ms,
+            error=error,
+            attempted_at=started,
+            state=state,
+            available_at=available_at,
+            first_attempt_at=first,
+            completed_at=None if state == "pending" else now,
+            event_type=item.event_type,
             created_at=item.created_at,
-            now=now,
         )
-        return outcome
+
+
+@functools.lru_cache(maxsize=1024)
+def _opened(box: SecretBox, sealed: str) -> str:
+    """A subscription's secret, opened once per process rather than once per delivery."""
+    return box.open(sealed)
 
 
 def _by_lease(leases: dict[str, datetime]) -> dict[datetime, list[str]]:

@@ -7,11 +7,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, case, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from dialscore.models import (
+    Base,
     Client,
     Plan,
     User,
@@ -145,8 +158,14 @@ class Candidate:
     user_id: str
     event_type: str
     url: str
-    plan: Plan
+    # The plan's webhook rate, and the client's own values that may replace it.
+    plan_rate: int
     overrides: dict[str, Any]
+
+    @property
+    def rate(self) -> float:
+        """The owner's deliveries per second: its client's own, else its plan's."""
+        return float(self.overrides.get("webhook_rate", self.plan_rate))
 
 
 async def due_candidates(
@@ -172,7 +191,7 @@ async def due_candidates(
             WebhookDelivery.user_id,
             WebhookDelivery.event_type,
             func.coalesce(WebhookDelivery.target_url, WebhookSubscription.url),
-            Plan,
+            Plan.webhook_rate,
             Client.overrides,
         )
         .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
@@ -197,11 +216,24 @@ async def due_candidates(
     return [Candidate(*row) for row in (await session.execute(stmt)).all()]
 
 
-async def lease(
-    session: AsyncSession, delivery_ids: list[str], *, until: datetime
-) -> list[tuple[WebhookDelivery, str | None]]:
-    """Leases the chosen deliveries; each with its sealed signing secret: the subscription's,
-    or for a callback its user's callback secret."""
+@dataclass(frozen=True)
+class Leased:
+    """What sending a leased delivery needs: its envelope's parts and its sealed signing
+    secret (the subscription's, or for a callback its user's callback secret)."""
+
+    delivery_id: str
+    kind: str
+    event_type: str
+    payload: dict[str, Any]
+    timestamp_ms: int
+    attempts: int
+    first_attempt_at: datetime | None
+    created_at: datetime
+    sealed: str | None
+
+
+async def lease(session: AsyncSession, delivery_ids: list[str], *, until: datetime) -> list[Leased]:
+    """Leases the chosen deliveries until ``until``."""
     if not delivery_ids:
         return []
     await session.execute(
@@ -214,12 +246,22 @@ async def lease(
         else_=WebhookSubscription.secret_ciphertext,
     )
     rows = await session.execute(
-        select(WebhookDelivery, sealed)
+        select(
+            WebhookDelivery.id,
+            WebhookDelivery.kind,
+            WebhookDelivery.event_type,
+            WebhookDelivery.payload,
+            WebhookDelivery.timestamp_ms,
+            WebhookDelivery.attempts,
+            WebhookDelivery.first_attempt_at,
+            WebhookDelivery.created_at,
+            sealed,
+        )
         .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
         .join(User, User.id == WebhookDelivery.user_id)
         .where(WebhookDelivery.id.in_(delivery_ids))
     )
-    return [(row[0], row[1]) for row in rows.all()]
+    return [Leased(*row) for row in rows.all()]
 
 
 async def extend_leases(
@@ -267,33 +309,90 @@ async def fail_undeliverable(
     )
 
 
-async def record_attempt(
-    session: AsyncSession,
-    delivery_id: str,
-    *,
-    number: int,
-    status_code: int | None,
-    duration_ms: int,
-    error: str | None,
-    attempted_at: datetime,
-    values: dict[str, Any],
-) -> bool:
-    """Stores an attempt and the delivery's new state; False if the delivery is gone."""
-    result = await session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.state == "pending")
-        .values(**values)
+@dataclass(frozen=True)
+class AttemptRecord:
+    """An attempt to store, and its delivery's state after it."""
+
+    delivery_id: str
+    number: int
+    status_code: int | None
+    duration_ms: int
+    error: str | None
+    attempted_at: datetime
+    state: str
+    available_at: datetime
+    first_attempt_at: datetime
+    completed_at: datetime | None
+
+
+def _table(model: type[Base]) -> Table:
+    """The table a model is mapped to, for statements that run once with many rows."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
+
+
+_DELIVERIES = _table(WebhookDelivery)
+_RECORD = (
+    update(_DELIVERIES)
+    .where(_DELIVERIES.c.id == bindparam("b_id"), _DELIVERIES.c.state == "pending")
+    .values(
+        attempts=bindparam("b_number"),
+        first_attempt_at=bindparam("b_first"),
+        last_status_code=bindparam("b_status"),
+        last_error=bindparam("b_error"),
+        state=bindparam("b_state"),
+        available_at=bindparam("b_available"),
+        completed_at=bindparam("b_completed"),
     )
-    if not getattr(result, "rowcount", 0):
-        return False
-    session.add(
-        WebhookAttempt(
-            delivery_id=delivery_id,
-            number=number,
-            status_code=status_code,
-            duration_ms=duration_ms,
-            error=error,
-            attempted_at=attempted_at,
-        )
+)
+
+
+async def record_attempts(session: AsyncSession, records: Sequence[AttemptRecord]) -> int:
+    """Stores attempts and their deliveries' new states, in one statement of each kind; a
+    delivery that is gone or no longer pending (its subscription deleted, say) is skipped.
+    How many were stored."""
+    ids = [r.delivery_id for r in records]
+    alive = set(
+        (
+            await session.scalars(
+                select(WebhookDelivery.id).where(
+                    WebhookDelivery.id.in_(ids), WebhookDelivery.state == "pending"
+                )
+            )
+        ).all()
     )
-    return True
+    kept = [r for r in records if r.delivery_id in alive]
+    if not kept:
+        return 0
+    await session.execute(
+        _RECORD,
+        [
+            {
+                "b_id": r.delivery_id,
+                "b_number": r.number,
+                "b_first": r.first_attempt_at,
+                "b_status": r.status_code,
+                "b_error": r.error,
+                "b_state": r.state,
+                "b_available": r.available_at,
+                "b_completed": r.completed_at,
+            }
+            for r in kept
+        ],
+    )
+    await session.execute(
+        insert(_table(WebhookAttempt)),
+        [
+            {
+                "delivery_id": r.delivery_id,
+                "number": r.number,
+                "status_code": r.status_code,
+                "duration_ms": r.duration_ms,
+                "error": r.error,
+                "attempted_at": r.attempted_at,
+            }
+            for r in kept
+        ],
+    )
+    return len(kept)

@@ -69,24 +69,21 @@ def present_delivery(delivery: WebhookDelivery, attempts: list[WebhookAttempt]) 
     }
 
 
-def envelope_bytes(delivery: WebhookDelivery) -> bytes:
-    """The exact body of every attempt of a delivery: the same bytes, the same signature."""
+def delivery_body(
+    *, delivery_id: str, kind: str, event_type: str, payload: Any, timestamp_ms: int
+) -> bytes:
+    """The bytes every attempt of a delivery sends, the same on each (and so its signature):
+    the event envelope of a webhook, the contact itself of a version 1 callback."""
+    if kind == CALLBACK:
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
     envelope = {
-        "payload": delivery.payload,
-        "eventType": delivery.event_type,
-        "timestamp": delivery.timestamp_ms,
+        "payload": payload,
+        "eventType": event_type,
+        "timestamp": timestamp_ms,
         "apiVersion": API_VERSION,
-        "id": delivery.id,
+        "id": delivery_id,
     }
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def delivery_body(delivery: WebhookDelivery) -> bytes:
-    """The bytes every attempt of a delivery sends: the event envelope of a webhook, the
-    contact itself of a version 1 callback."""
-    if delivery.kind == CALLBACK:
-        return json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
-    return envelope_bytes(delivery)
 
 
 # -- models ----------------------------------------------------------------------------

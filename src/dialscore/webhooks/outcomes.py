@@ -1,0 +1,114 @@
+"""What an attempt of a delivery came to, and the writer that records attempts in groups: one
+transaction for all the outcomes that came while the previous one was written, instead of one
+each, so that recording keeps up with sending (and, on SQLite, takes the one writer's turn
+once per group)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from dialscore.kit import metrics
+from dialscore.kit.db import Database
+from dialscore.kit.polling import PollingLoop
+from dialscore.webhooks import repository as repo
+
+log = structlog.get_logger(__name__)
+
+# The most outcomes one transaction records.
+MOST_PER_WRITE = 500
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One attempt of one delivery, and the delivery's state after it."""
+
+    delivery_id: str
+    number: int
+    status_code: int | None
+    duration_ms: int
+    error: str | None
+    attempted_at: datetime
+    # pending (tried again at available_at), delivered or failed
+    state: str
+    available_at: datetime
+    first_attempt_at: datetime
+    completed_at: datetime | None
+    # For the metrics, once recorded.
+    event_type: str
+    created_at: datetime | None
+
+    def row(self) -> repo.AttemptRecord:
+        return repo.AttemptRecord(
+            delivery_id=self.delivery_id,
+            number=self.number,
+            status_code=self.status_code,
+            duration_ms=self.duration_ms,
+            error=self.error,
+            attempted_at=self.attempted_at,
+            state=self.state,
+            available_at=self.available_at,
+            first_attempt_at=self.first_attempt_at,
+            completed_at=self.completed_at,
+        )
+
+
+class OutcomeWriter:
+    """Records outcomes as they come, in groups. ``recorded`` is called with each group once
+    its transaction has committed (the deliveries no longer need their leases). An outcome
+    whose write fails stays, and is written with the next group: its delivery keeps its
+    lease (renewed by the dispatcher) until then, so nobody sends it again meanwhile."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        recorded: Callable[[list[Outcome]], Any],
+        retry_seconds: float = 1.0,
+    ) -> None:
+        self.db = db
+        self.recorded = recorded
+        self._pending: list[Outcome] = []
+        self.loop = PollingLoop(
+            self.write_pending, poll_seconds=retry_seconds, name="webhook attempt writer"
+        )
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def start(self) -> None:
+        self.loop.start()
+
+    async def stop(self) -> None:
+        """Stops the loop, then writes what is left (a failure is logged: those deliveries
+        are sent again once their leases run out)."""
+        await self.loop.stop()
+        try:
+            await self.write_pending()
+        except Exception:
+            log.exception("could not record webhook attempts", count=len(self._pending))
+
+    def add(self, outcome: Outcome) -> None:
+        self._pending.append(outcome)
+        self.loop.wake()
+
+    async def write_pending(self) -> None:
+        while self._pending:
+            group = self._pending[:MOST_PER_WRITE]
+            async with self.db.unit_of_work() as session:
+                await repo.record_attempts(session, [outcome.row() for outcome in group])
+            del self._pending[: len(group)]
+            for outcome in group:
+                metrics.observe_webhook_attempt(
+                    outcome.event_type,
+                    outcome.state,
+                    outcome.status_code,
+                    seconds=outcome.duration_ms / 1000,
+                    created_at=outcome.created_at,
+                    now=outcome.completed_at or outcome.attempted_at,
+                )
+            self.recorded(group)
