@@ -201,8 +201,15 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db = Database(settings.resolved_database_url)
-        # One per process: the endpoints wake the worker's loops through it.
-        wakers = Wakers()
+        # One per process: the endpoints wake the worker's loops through it; without a worker
+        # here, those of the worker processes, through Redis.
+        publisher = None
+        if not run_worker and settings.redis_url:
+            from dialscore.kit.remote_wakes import WakePublisher
+
+            publisher = WakePublisher(settings.redis_url, settings.redis_namespace)
+            publisher.start()
+        wakers = Wakers(remote=publisher.publish if publisher is not None else None)
         state = AppState(settings=settings, db=db, wakers=wakers)
         if limiter is not None:
             # The web app's account page shows what is left of each tier.
@@ -220,6 +227,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         finally:
             if background is not None:
                 await background.stop()
+            if publisher is not None:
+                await publisher.stop()
             if limiter is not None:
                 await limiter.close()
             await db.dispose()

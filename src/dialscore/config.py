@@ -38,8 +38,10 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
 
     worker_threads: int = Field(default=4, ge=1)
-    # How long an idle worker thread waits on the broker before checking for shutdown.
-    worker_poll_ms: int = Field(default=1000, ge=10)
+    # The longest an idle worker waits before it looks in the broker (Redis) again, and an
+    # idle worker thread before it checks for shutdown: a message published then waits at
+    # most this long to be taken.
+    worker_poll_ms: int = Field(default=100, ge=10)
     # How long an outbox message may go without word from the worker holding it before it is
     # published again: a message waiting in the broker, or a task whose worker died. A running
     # task renews it every third of this.

@@ -81,6 +81,7 @@ def worker() -> None:
     from dialscore.kit.db import Database
     from dialscore.kit.logging import configure_logging
     from dialscore.kit.metrics import MULTIPROCESS_ENV, multiprocess_dir
+    from dialscore.kit.remote_wakes import WakeListener
     from dialscore.kit.wakers import Wakers
     from dialscore.monitoring.endpoints import serve_metrics
     from dialscore.worker.runtime import BackgroundWorker
@@ -102,17 +103,26 @@ def worker() -> None:
 
     async def run() -> None:
         db = Database(settings.resolved_database_url)
-        background = BackgroundWorker(settings, db, Wakers())
+        wakers = Wakers()
+        background = BackgroundWorker(settings, db, wakers)
+        # API processes tell of new work through Redis: looked at now, not at the next poll.
+        listener = None
+        if settings.redis_url:
+            listener = WakeListener(settings.redis_url, settings.redis_namespace, wakers)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await background.start()
+        if listener is not None:
+            listener.start()
         log.info("worker running", threads=settings.worker_threads)
         try:
             await stop.wait()
             log.info("worker stopping", grace_seconds=settings.shutdown_grace_seconds)
         finally:
+            if listener is not None:
+                await listener.stop()
             await background.stop()
             await db.dispose()
 

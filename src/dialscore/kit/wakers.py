@@ -12,11 +12,12 @@ DISPATCHER = "dispatcher"
 class Wakers:
     """One per process: the loops running in it register here, and whoever wrote work for
     them (an endpoint, a task on a worker thread) wakes them by name. Waking a loop that does
-    not run in this process does nothing: it will find the work at its next poll, wherever it
-    runs."""
+    not run in this process asks ``remote`` (the worker processes, through Redis) when there
+    is one; else it does nothing, and the loop finds the work at its next poll."""
 
-    def __init__(self) -> None:
+    def __init__(self, remote: Callable[[str], None] | None = None) -> None:
         self._wakers: dict[str, Callable[[], None]] = {}
+        self._remote = remote
 
     def register(self, name: str, wake: Callable[[], None]) -> None:
         self._wakers[name] = wake
@@ -29,6 +30,8 @@ class Wakers:
         waker = self._wakers.get(name)
         if waker is not None:
             waker()
+        elif self._remote is not None:
+            self._remote(name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._wakers
