@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -159,15 +159,19 @@ async def _score_and_save(
     batch: Sequence[Contact],
     found: list[_Enriched | None],
     *,
+    parsed: Mapping[str, scoring.ScoringItem],
     rate_scale: float,
     verifiers: Sequence[VerificationProvider],
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
     none for) and saves them with their events and the job's progress, in one transaction
-    that commits only while the job is still this worker's; the events written."""
+    that commits only while the job is still this worker's; the events written. ``parsed``
+    holds the contacts' own numbers, read once for the job."""
     core = job.scoring_type == "core"
     items = [
-        scoring.item(contact.id, contact.fields, enriched.numbers)
+        parsed[contact.id]
+        if not enriched.numbers and contact.id in parsed
+        else scoring.item(contact.id, contact.fields, enriched.numbers)
         for contact, enriched in zip(batch, found, strict=True)
         if enriched is not None
     ]
@@ -322,9 +326,8 @@ async def _process(
     # whole job when it looks for numbers shared by several people of one company.
     async with lease.holding() as session:
         pending = await repo.pending_contact_fields(session, job_id)
-        await scoring.index_numbers(
-            session, job.client_id, [scoring.item(cid, fields) for cid, fields in pending]
-        )
+        parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
+        await scoring.index_numbers(session, job.client_id, list(parsed.values()))
     # The client's own calls scale the line types' rates, once for the whole job (P90).
     async with db.read() as session:
         rate_scale = await rate_scales.of(session, job.client_id, now=utcnow().timestamp())
@@ -346,7 +349,13 @@ async def _process(
                 )
             upcoming = _enriching(job, following, sources, collect_all)
             emitted = await _score_and_save(
-                lease, job, batch, found, rate_scale=rate_scale, verifiers=verifiers
+                lease,
+                job,
+                batch,
+                found,
+                parsed=parsed,
+                rate_scale=rate_scale,
+                verifiers=verifiers,
             )
             if emitted and on_events is not None:
                 on_events()

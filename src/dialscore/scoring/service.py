@@ -52,13 +52,22 @@ def company_key(fields: Mapping[str, Any]) -> str | None:
     """The contact's company as ``contact_numbers.company_key`` keeps it: its identity
     (``identity.keys.company_identity_key``: its name without legal suffixes, else its
     website's or work email's domain, else its LinkedIn page)."""
-    key = company_identity_key(person_from_fields(fields))
-    return None if key is None else _bounded(key, COMPANY_KEY_COLUMN_WIDTH)
+    return number_keys(fields)[0]
 
 
 def person_key(fields: Mapping[str, Any]) -> str:
     """The contact's name as ``contact_numbers.person_key`` keeps it: its folded words."""
-    return _bounded(person_name_key(person_from_fields(fields)), PERSON_KEY_COLUMN_WIDTH)
+    return number_keys(fields)[1]
+
+
+def number_keys(fields: Mapping[str, Any]) -> tuple[str | None, str]:
+    """``(company_key, person_key)`` of a contact, from one reading of its fields."""
+    person = person_from_fields(fields)
+    company = company_identity_key(person)
+    return (
+        None if company is None else _bounded(company, COMPANY_KEY_COLUMN_WIDTH),
+        _bounded(person_name_key(person), PERSON_KEY_COLUMN_WIDTH),
+    )
 
 
 @dataclass(frozen=True)
@@ -80,20 +89,23 @@ async def index_numbers(
     session: AsyncSession, client_id: str, items: Sequence[ScoringItem]
 ) -> None:
     """Records the numbers the contacts carry, for switchboard evidence (idempotent)."""
-    rows = [
-        {
-            "contact_id": it.contact_id,
-            "number": phone.e164,
-            "client_id": client_id,
-            "company_key": company_key(it.fields),
-            "person_key": person_key(it.fields),
-        }
-        for it in items
-        for phone in it.phones
-        if phone.e164 is not None
-    ]
-    unique = list({(r["contact_id"], r["number"]): r for r in rows}.values())
-    await repo.index_contact_numbers(session, unique)
+    rows = []
+    for it in items:
+        numbers = dict.fromkeys(p.e164 for p in it.phones if p.e164 is not None)
+        if not numbers:
+            continue
+        company, person = number_keys(it.fields)
+        rows += [
+            {
+                "contact_id": it.contact_id,
+                "number": number,
+                "client_id": client_id,
+                "company_key": company,
+                "person_key": person,
+            }
+            for number in numbers
+        ]
+    await repo.index_contact_numbers(session, rows)
 
 
 async def verify(
