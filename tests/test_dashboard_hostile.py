@@ -21,7 +21,7 @@ from sqlalchemy import select
 from dialscore import dashboard
 from dialscore.app import create_app
 from dialscore.config import Settings
-from dialscore.dashboard.upload_files import file_name
+from dialscore.dashboard.upload import file_name
 from dialscore.kit.db import Database
 from dialscore.models import ApiKey, User
 from tests.conftest import SECRET

@@ -6,21 +6,22 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from decimal import Decimal
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from dialscore.accounts import service as accounts
 from dialscore.config import Settings
+from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.models import Contact, Job
+from dialscore.models import Contact, Job, Upload
+from dialscore.worker.housekeeping import Housekeeping
 from tests.conftest import SECRET
 from tests.support import Tenant, add_user, make_tenant, settle
 from tests.web_forms import sign_in_user
@@ -358,14 +359,25 @@ async def test_starting_twice_makes_one_job_and_old_uploads_are_removed(
     async with db.unit_of_work() as session:
         assert len((await session.scalars(select(Job))).all()) == 1
 
+    async with db.read() as session:
+        kept = (await session.execute(select(Upload.state, Upload.file, Upload.meta))).one()
+    # The job keeps each contact's row: the file is not kept twice.
+    assert kept.state == "started" and kept.file is None and kept.meta["job_id"]
+
     older = (await send(api, token, text)).headers["location"].split("/")[3]
-    folder = settings.data_dir / "uploads" / older
-    day_ago = time.time() - 25 * 3600
-    for path in (folder / "meta.json", folder):
-        os.utime(path, (day_ago, day_ago))
+    newer = (await send(api, token, text)).headers["location"].split("/")[3]
+    day_ago = utcnow() - timedelta(hours=25)
+    async with db.unit_of_work() as session:
+        await session.execute(update(Upload).where(Upload.id != newer).values(updated_at=day_ago))
     assert (await api.get(f"/app/upload/{older}/map")).status_code == 404
-    await send(api, token, text)
-    assert not folder.exists()
+    assert (await api.get(f"/app/upload/{upload_id}/started")).status_code == 404
+    forgotten = await Housekeeping(db, settings).forget_expired()
+    assert forgotten["uploads"] == 2
+    async with db.read() as session:
+        assert list(await session.scalars(select(Upload.id))) == [newer]
+    assert (await api.get(f"/app/upload/{newer}/map")).status_code == 200
+    # Nothing of an upload is kept on the instance's disk.
+    assert not (settings.data_dir / "uploads").exists()
 
 
 async def test_a_balance_too_low_is_explained_and_the_upload_kept(

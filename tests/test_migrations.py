@@ -284,3 +284,40 @@ def test_migration_0013_scopes_stored_keys_by_their_answers(empty_url: str) -> N
     ]
     upgrade(url)
     assert [row[1] for row in sql(url, KEY_ROWS)] == ["contacts/score", "contacts/enrich", "calls"]
+
+
+def test_migration_0015_keeps_uploaded_files_byte_for_byte(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url)
+    engine = sa.create_engine(sync_url(url))
+    # Every byte value, and more than a page or a TOAST chunk holds.
+    data = bytes(range(256)) * 4096
+    insert = sa.text(
+        "INSERT INTO uploads (id, user_id, client_id, filename, state, file, meta, summaries, "
+        "created_at, updated_at) VALUES (:id, 'u', 'c', 'leads.csv', :state, :file, "
+        "'{\"mapping\": null}', '{}', '2026-11-01 00:00:00', '2026-11-01 00:00:00')"
+    )
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("INSERT INTO clients (id, name, plan_name, overrides, credits, "
+                                 "created_at) VALUES ('c', 'Acme', 'team', '{}', 0, "
+                                 "'2026-11-01 00:00:00')"))  # fmt: skip
+            conn.execute(sa.text("INSERT INTO users (id, client_id, email, role, created_at) "
+                                 "VALUES ('u', 'c', 'a@acme.example', 'admin', "
+                                 "'2026-11-01 00:00:00')"))  # fmt: skip
+            conn.execute(insert, {"id": "a", "state": "waiting", "file": data})
+        with engine.connect() as conn:
+            stored = conn.execute(sa.text("SELECT file FROM uploads")).scalar_one()
+        assert bytes(stored) == data
+        # Only the three states a start goes through.
+        with pytest.raises(sa.exc.IntegrityError), engine.begin() as conn:
+            conn.execute(insert, {"id": "b", "state": "lost", "file": None})
+    finally:
+        engine.dispose()
+
+    command.downgrade(alembic_config(url), "0014")
+    assert sql(url, "SELECT count(*) FROM users") == [(1,)]
+    with pytest.raises((sqlite3.OperationalError, psycopg.errors.UndefinedTable)):
+        sql(url, "SELECT count(*) FROM uploads")
+    upgrade(url)
+    assert sql(url, "SELECT count(*) FROM uploads") == [(0,)]

@@ -1,22 +1,22 @@
 """The upload pages of the web app: a contact list sent as CSV, its columns mapped to contact
 fields, the cost shown, then one job started through the submission service.
 
-Between steps the file is kept on disk (``upload_files``), so that every step survives a
-reload."""
+Between steps the upload is kept in the database (``dialscore.uploads``), so that every step
+survives a reload and any instance serves the next one."""
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import hashlib
+import io
 import itertools
 import json
 import re
-import time
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,11 +27,10 @@ from starlette.exceptions import HTTPException
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan
 from dialscore.config import Settings
-from dialscore.dashboard import csvin
-from dialscore.dashboard import upload_files as store
+from dialscore.dashboard import csvin, upload_summary
 from dialscore.dashboard.csvin import UploadError
-from dialscore.dashboard.mapping import IGNORE, grouped_choices, mapping_errors, who_and_number
-from dialscore.dashboard.upload_files import Upload
+from dialscore.dashboard.mapping import IGNORE, grouped_choices, mapping_errors
+from dialscore.dashboard.upload_summary import SHOWN_ROWS
 from dialscore.dashboard.web import (
     PREFIX,
     PageNotFound,
@@ -39,24 +38,58 @@ from dialscore.dashboard.web import (
     check_form,
     render,
 )
-from dialscore.dashboard.words import words
 from dialscore.jobs import service as jobs
-from dialscore.jobs.schemas import Kind
+from dialscore.jobs.schemas import MAX_JOB_NAME, Kind
 from dialscore.kit.clock import utcnow
-from dialscore.kit.deps import ReadSession, WriteSession, get_state
+from dialscore.kit.deps import AppState, ReadSession, WriteSession, get_state
 from dialscore.kit.errors import ApiError
 from dialscore.signin.schemas import WebUser
 from dialscore.submissions import service as submissions
+from dialscore.uploads import service as uploads
+from dialscore.uploads.schemas import Upload
 
 router = APIRouter()
 
 FILE_FIELD = "contacts"
 PREVIEW_ROWS = 5
-SHOWN_ROWS = 200
 KINDS: tuple[Kind, ...] = ("scoring", "enrichment")
 TYPES = ("lightning", "core")
 # Changes when the kept summary's fields do, so that none kept before is read.
 SUMMARY_SHAPE = 2
+
+
+def file_name(raw: str) -> str:
+    """The job name a file's name gives: its last part, without characters a name cannot
+    show or store (controls, NUL: P74)."""
+    name = "".join(char for char in raw if char.isprintable())
+    name = PureWindowsPath(PurePosixPath(name).name).name.strip()
+    return name[:MAX_JOB_NAME] or "contacts.csv"
+
+
+async def _own(session: AsyncSession, user: WebUser, upload_id: str) -> Upload:
+    """The user's own upload; anyone else's, or one gone, is not found."""
+    found = await uploads.own(
+        session, user_id=user.principal.user_id, upload_id=upload_id, now=utcnow()
+    )
+    if found is None:
+        raise PageNotFound()
+    return found
+
+
+async def _waiting(session: AsyncSession, user: WebUser, upload_id: str) -> Upload:
+    """A step before the job: the upload must still be waiting for it."""
+    upload = await _own(session, user, upload_id)
+    if not upload.waiting:
+        raise PageNotFound()
+    return upload
+
+
+async def _table(settings: Settings, data: bytes | None) -> csvin.Table:
+    """The file read again, off the event loop: a large one takes seconds."""
+    if data is None:
+        # Its job started meanwhile, which took the file.
+        raise PageNotFound()
+    return await run_in_threadpool(csvin.read_table, data, max_rows=settings.upload_max_rows)
 
 
 # -- step 1: the file -------------------------------------------------------------------------
@@ -64,7 +97,6 @@ SUMMARY_SHAPE = 2
 
 @router.get("/upload", response_class=HTMLResponse)
 async def upload_form(request: Request, user: SignedIn) -> HTMLResponse:
-    store.sweep(store.uploads_root(get_state(request).settings), time.time())
     return render(request, "upload.html", user, error=None, **_limits(request))
 
 
@@ -81,7 +113,7 @@ def _check_csrf(form: Any, user: WebUser) -> None:
 
 
 @router.post("/upload", response_class=HTMLResponse)
-async def upload_file(request: Request, user: SignedIn) -> Response:
+async def upload_file(request: Request, user: SignedIn, session: WriteSession) -> Response:
     settings = get_state(request).settings
     limit = settings.upload_max_bytes
 
@@ -110,7 +142,15 @@ async def upload_file(request: Request, user: SignedIn) -> Response:
         await run_in_threadpool(csvin.read_table, data, max_rows=settings.upload_max_rows)
     except UploadError as exc:
         return refused(str(exc))
-    upload = store.create(settings, user, store.file_name(sent.filename), data)
+    upload = await uploads.create(
+        session,
+        user_id=user.principal.user_id,
+        client_id=user.principal.client_id,
+        filename=file_name(sent.filename),
+        data=data,
+        now=utcnow(),
+    )
+    await session.commit()
     return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
 
 
@@ -130,15 +170,6 @@ def _samples(table: csvin.Table) -> list[list[str]]:
     return samples
 
 
-def _unscored(table: csvin.Table, mapping: list[str]) -> list[str]:
-    """What the page says of each column of numbers that the job would not score."""
-    return [
-        f"{count:,} number{'s' if count != 1 else ''} in \u201c{name}\u201d will not be "
-        "scored: choose a phone for the column to score them."
-        for name, count in csvin.unscored_phone_columns(table, mapping)
-    ]
-
-
 def _render_mapping(
     request: Request,
     user: WebUser,
@@ -156,35 +187,37 @@ def _render_mapping(
         columns=list(zip(table.header, mapping, _samples(table), strict=True)),
         choices=grouped_choices(),
         errors=errors,
-        unscored=_unscored(table, mapping),
+        unscored=upload_summary.unscored(table, mapping),
         status_code=400 if errors else 200,
     )
 
 
 @router.get("/upload/{upload_id}/map", response_class=HTMLResponse)
-async def mapping_form(request: Request, upload_id: str, user: SignedIn) -> HTMLResponse:
-    settings = get_state(request).settings
-    upload = store.open_upload(settings, user, upload_id)
-    store.require_waiting(upload)
-    table = await upload.table(settings)
+async def mapping_form(
+    request: Request, upload_id: str, user: SignedIn, read: ReadSession
+) -> HTMLResponse:
+    upload = await _waiting(read, user, upload_id)
+    table = await _table(get_state(request).settings, await uploads.file_of(read, upload))
     mapping = upload.meta.get("mapping") or csvin.guess_mapping(table.header)
     return _render_mapping(request, user, upload, table, mapping, {})
 
 
 @router.post("/upload/{upload_id}/map", response_class=HTMLResponse)
-async def save_mapping(request: Request, upload_id: str, user: SignedIn) -> Response:
-    settings = get_state(request).settings
+async def save_mapping(
+    request: Request, upload_id: str, user: SignedIn, read: ReadSession, session: WriteSession
+) -> Response:
     form = await request.form()
     _check_csrf(form, user)
-    upload = store.open_upload(settings, user, upload_id)
-    store.require_waiting(upload)
-    table = await upload.table(settings)
+    # Read apart from the write, which then holds SQLite's write lock only for the update.
+    upload = await _waiting(read, user, upload_id)
+    table = await _table(get_state(request).settings, await uploads.file_of(read, upload))
     mapping = [str(form.get(f"column-{i}", IGNORE)) for i in range(len(table.header))]
     errors = mapping_errors(table.header, mapping)
     if errors:
         return _render_mapping(request, user, upload, table, mapping, errors)
-    upload.meta["mapping"] = mapping
-    upload.save()
+    if not await uploads.choose_mapping(session, upload, mapping, now=utcnow()):
+        raise PageNotFound()
+    await session.commit()
     return RedirectResponse(f"{PREFIX}/upload/{upload.id}/action", status_code=303)
 
 
@@ -219,48 +252,8 @@ def _quote(upload: Upload, kind: str, scoring_type: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _reasons(built: csvin.Contacts, by_rules: list[tuple[int, str]]) -> dict[int, str]:
-    """Every rejected row's reason, by row index: its damage, or the rules' reason for its
-    contact (with what was noticed in its cells)."""
-    reasons = dict(built.rejected)
-    for position, reason in by_rules:
-        row = built.positions[position]
-        note = built.notes.get(row)
-        said = words().rejection(reason)
-        reasons[row] = f"{said} ({note})" if note else said
-    return dict(sorted(reasons.items()))
-
-
-def _summary(
-    table: csvin.Table, mapping: list[str], plan: EffectivePlan, kind: Kind
-) -> dict[str, Any]:
-    """What starting would do, as the action page shows it (JSON, kept beside the file)."""
-    built = csvin.build_contacts(table, mapping)
-    estimate = submissions.estimate(plan, kind, built.contacts)
-    reasons = _reasons(built, estimate.rejected)
-    warnings = [f for f in built.findings if not f.reject]
-    return {
-        "accepted": estimate.accepted,
-        "phones": estimate.phones,
-        "units": estimate.units,
-        "cost": str(estimate.cost),
-        "rows": len(table.rows),
-        "blank_rows": table.blank_rows,
-        "rejected": [
-            dict(zip(("name", "number"), who_and_number(table.rows[i], mapping), strict=True))
-            | {"row": i + 2, "reason": reason}
-            for i, reason in list(reasons.items())[:SHOWN_ROWS]
-        ],
-        "rejected_count": len(reasons),
-        "footer": len(table.footer),
-        "unscored": _unscored(table, mapping),
-        "findings": [dataclasses.asdict(f) for f in warnings[:SHOWN_ROWS]],
-        "warning_count": len(warnings),
-    }
-
-
 async def _summary_of(
-    settings: Settings, upload: Upload, plan: EffectivePlan, kind: Kind
+    state: AppState, read: AsyncSession, upload: Upload, plan: EffectivePlan, kind: Kind
 ) -> dict[str, Any]:
     """The summary of an upload, computed off the event loop once per mapping, kind and
     price: a large file takes seconds."""
@@ -273,37 +266,39 @@ async def _summary_of(
             str(plan.cost_per_contact),
         ]
     )
-    cached = upload.folder / f"summary-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
-    try:
-        found: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    found = upload.summaries.get(digest)
+    if isinstance(found, dict):
         return found
-    except (FileNotFoundError, ValueError):
-        pass
-    table = await upload.table(settings)
-    summary = await run_in_threadpool(_summary, table, upload.meta["mapping"], plan, kind)
-    cached.write_text(json.dumps(summary), encoding="utf-8")
+    table = await _table(state.settings, await uploads.file_of(read, upload))
+    summary = await run_in_threadpool(
+        upload_summary.summary, table, upload.meta["mapping"], plan, kind
+    )
+    # Its own short unit of work: the page is a read, and holds no write lock meanwhile.
+    async with state.db.unit_of_work() as session:
+        await uploads.keep_summary(session, upload, digest, summary)
     return summary
 
 
 async def _render_action(
     request: Request,
     user: WebUser,
-    session: AsyncSession,
+    read: AsyncSession,
     upload: Upload,
     kind: str | None,
     scoring_type: str | None,
     error: str | None = None,
     notice: str | None = None,
 ) -> HTMLResponse:
-    settings = get_state(request).settings
     allowed = _allowed(user.principal.plan)
     chosen = _chosen(allowed, kind, scoring_type)
     context: dict[str, Any] = {"upload": upload, "allowed": allowed, "kinds": KINDS}
     offered = [t for t in TYPES if any(t in ts for ts in allowed.values())]
     context |= {"types": offered, "error": error, "notice": notice, "chosen": chosen}
     if chosen is not None:
-        summary = await _summary_of(settings, upload, user.principal.plan, chosen[0])
-        balance = await accounts.current_balance(session, user.principal.client_id)
+        state = get_state(request)
+        summary = await _summary_of(state, read, upload, user.principal.plan, chosen[0])
+        balance = await accounts.current_balance(read, user.principal.client_id)
         cost = Decimal(summary["cost"])
         context |= summary | {
             "credits": lambda value: f"{value.normalize():,f}",
@@ -321,26 +316,25 @@ async def action_form(
     request: Request,
     upload_id: str,
     user: SignedIn,
-    session: ReadSession,
+    read: ReadSession,
     kind: str | None = None,
     scoring_type: str | None = None,
 ) -> Response:
-    upload = store.open_upload(get_state(request).settings, user, upload_id)
-    store.require_waiting(upload)
+    upload = await _waiting(read, user, upload_id)
     if not upload.meta.get("mapping"):
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
-    return await _render_action(request, user, session, upload, kind, scoring_type)
+    return await _render_action(request, user, read, upload, kind, scoring_type)
 
 
 @router.post("/upload/{upload_id}/start", response_class=HTMLResponse)
 async def start_job(
-    request: Request, upload_id: str, user: SignedIn, session: WriteSession
+    request: Request, upload_id: str, user: SignedIn, read: ReadSession, session: WriteSession
 ) -> Response:
-    settings = get_state(request).settings
+    state = get_state(request)
     form = await request.form()
     _check_csrf(form, user)
-    upload = store.open_upload(settings, user, upload_id)
-    if upload.meta.get("started") or not upload.source.exists():
+    upload = await _own(read, user, upload_id)
+    if not upload.waiting:
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
     if not upload.meta.get("mapping"):
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/map", status_code=303)
@@ -349,22 +343,22 @@ async def start_job(
     if chosen is None or chosen != (kind, scoring_type):
         error = None if chosen is None else "Your plan does not include that choice. "
         error = error and error + "The cost shown is for what it allows; nothing was charged."
-        return await _render_action(request, user, session, upload, kind, scoring_type, error)
+        return await _render_action(request, user, read, upload, kind, scoring_type, error)
     if form.get("show") is not None or form.get("quote") != _quote(upload, kind, scoring_type):
         notice = "The cost below is for your new choice. Nothing was charged: check it and "
         notice += "press \u201cStart job\u201d again."
         notice_or_none = None if form.get("show") else notice
         return await _render_action(
-            request, user, session, upload, kind, scoring_type, notice=notice_or_none
+            request, user, read, upload, kind, scoring_type, notice=notice_or_none
         )
-    # Taking the file is the claim: a second press of the button finds it gone.
-    claimed = upload.folder / "starting.csv"
-    try:
-        upload.source.rename(claimed)
-    except FileNotFoundError:
+    # The claim commits on its own, before the job: a second press of the button, on any
+    # instance, finds the upload no longer waiting.
+    data = await uploads.claim_start(session, upload, now=utcnow())
+    await session.commit()
+    if data is None:
         return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
     try:
-        table = await upload.table(settings, claimed)
+        table = await _table(state.settings, data)
         built = await run_in_threadpool(csvin.build_contacts, table, upload.meta["mapping"])
         submission = await submissions.submit(
             session,
@@ -372,7 +366,7 @@ async def start_job(
             kind=chosen[0],
             contacts=built.contacts,
             scoring_type=scoring_type,
-            name=upload.meta["filename"],
+            name=upload.filename,
             now=utcnow(),
             source="app",
             upload_columns=table.header,
@@ -380,7 +374,7 @@ async def start_job(
             rejected_before=len(built.rejected),
         )
         rules = zip(submission.rejected_positions, submission.rejected, strict=True)
-        reasons = _reasons(built, [(p, str(r["rejectedReason"])) for p, r in rules])
+        reasons = upload_summary.reasons(built, [(p, str(r["rejectedReason"])) for p, r in rules])
         if submission.opened.job_id is not None:
             # The left-out rows stay with the job: its page and its results list them.
             await jobs.keep_upload(
@@ -389,66 +383,84 @@ async def start_job(
                 mapping=upload.meta["mapping"],
                 rejected=[(i, table.rows[i], reason) for i, reason in reasons.items()],
             )
+        rejected = await run_in_threadpool(csvin.rejected_csv, table, reasons) if reasons else None
+        # Started with its job, in one transaction: either both are, or neither.
+        await uploads.finish_start(
+            session,
+            upload,
+            started={
+                "job_id": submission.opened.job_id,
+                "accepted": submission.accepted,
+                "rows": len(table.rows),
+                "delimiter": table.delimiter,
+                "rejected": len(reasons),
+                "charged": str(submission.opened.charged),
+            },
+            rejected_csv=rejected,
+            now=utcnow(),
+        )
         await session.commit()
     except ApiError as exc:
-        await session.rollback()
-        claimed.rename(upload.source)
+        await _give_back(session, upload)
         return await _render_action(
-            request, user, session, upload, kind, scoring_type, error=exc.message
+            request, user, read, upload, kind, scoring_type, error=exc.message
         )
     except BaseException:
-        claimed.rename(upload.source)
+        # Even for a request being cancelled: left claimed, the upload could not be started.
+        with anyio.CancelScope(shield=True):
+            await _give_back(session, upload)
         raise
     if submission.opened.job_id is not None:
-        get_state(request).wakers.wake("relay")
-    upload.rejected.write_text(csvin.rejected_csv(table, reasons), encoding="utf-8")
-    upload.meta |= {
-        "started": True,
-        "job_id": submission.opened.job_id,
-        "accepted": submission.accepted,
-        "rows": len(table.rows),
-        "delimiter": table.delimiter,
-        "rejected": len(reasons),
-        "charged": str(submission.opened.charged),
-    }
-    upload.save()
-    claimed.unlink(missing_ok=True)
+        state.wakers.wake("relay")
     if not reasons and submission.opened.job_id is not None:
         return RedirectResponse(f"{PREFIX}/jobs/{submission.opened.job_id}", status_code=303)
     return RedirectResponse(f"{PREFIX}/upload/{upload.id}/started", status_code=303)
 
 
+async def _give_back(session: AsyncSession, upload: Upload) -> None:
+    """Undoes a start that failed and puts the upload back, to be started again."""
+    await session.rollback()
+    await uploads.give_back(session, upload, now=utcnow())
+    await session.commit()
+
+
 # -- step 4: what was started, and the rejected rows ------------------------------------------
 
 
-def _started(request: Request, user: WebUser, upload_id: str) -> Upload:
-    upload = store.open_upload(get_state(request).settings, user, upload_id)
-    if not upload.meta.get("started") and not (upload.folder / "starting.csv").exists():
+async def _started(read: AsyncSession, user: WebUser, upload_id: str) -> Upload:
+    upload = await _own(read, user, upload_id)
+    if upload.waiting:
         raise PageNotFound()
     return upload
 
 
 @router.get("/upload/{upload_id}/started", response_class=HTMLResponse)
-async def started(request: Request, upload_id: str, user: SignedIn) -> HTMLResponse:
-    upload = _started(request, user, upload_id)
+async def started(
+    request: Request, upload_id: str, user: SignedIn, read: ReadSession
+) -> HTMLResponse:
+    upload = await _started(read, user, upload_id)
+    kept = await uploads.rejected_csv(read, upload)
     rows: list[list[str]] = []
-    if upload.rejected.exists():
+    if kept is not None:
         delimiter = upload.meta.get("delimiter", ",")
-        with upload.rejected.open(encoding="utf-8-sig", newline="") as file:
-            rows = list(itertools.islice(csv.reader(file, delimiter=delimiter), SHOWN_ROWS + 1))
+        lines = io.StringIO(kept.removeprefix("\ufeff"), newline="")
+        rows = list(itertools.islice(csv.reader(lines, delimiter=delimiter), SHOWN_ROWS + 1))
     header, rows = (rows[0], rows[1:]) if rows else ([], [])
     return render(request, "upload_started.html", user, upload=upload, header=header, rows=rows)
 
 
 @router.get("/upload/{upload_id}/rejected.csv")
-async def rejected_rows(request: Request, upload_id: str, user: SignedIn) -> Response:
-    upload = _started(request, user, upload_id)
-    if not upload.rejected.exists():
+async def rejected_rows(
+    request: Request, upload_id: str, user: SignedIn, read: ReadSession
+) -> Response:
+    upload = await _started(read, user, upload_id)
+    kept = await uploads.rejected_csv(read, upload)
+    if kept is None:
         raise PageNotFound()
-    stem = Path(upload.meta["filename"]).stem or "contacts"
+    stem = Path(upload.filename).stem or "contacts"
     name = re.sub(r"[^A-Za-z0-9._-]", "_", stem) + "-rejected.csv"
     return Response(
-        upload.rejected.read_bytes(),
+        kept.encode("utf-8"),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

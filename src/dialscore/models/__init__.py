@@ -12,6 +12,7 @@ from dialscore.models.jobs import Contact, Job, RejectedRow
 from dialscore.models.outbox import OutboxMessage
 from dialscore.models.scoring import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
 from dialscore.models.signin import PasswordLink, SignInFailure, WebSession
+from dialscore.models.uploads import Upload
 from dialscore.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookSubscription
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Plan",
     "RejectedRow",
     "SignInFailure",
+    "Upload",
     "User",
     "WebSession",
     "WebhookAttempt",

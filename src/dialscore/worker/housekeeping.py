@@ -1,7 +1,7 @@
 """Forgets what has expired, so that tables do not grow without end: web sessions that can no
-longer sign anyone in, used or expired password links, failed sign-ins too old to count, and
-idempotency answers past their time to live. Runs in every worker process; deleting what is
-already gone is harmless, so no two need to agree."""
+longer sign anyone in, used or expired password links, failed sign-ins too old to count,
+idempotency answers past their time to live, and uploads unchanged for a day. Runs in every
+worker process; deleting what is already gone is harmless, so no two need to agree."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from dialscore.kit.db import Database
 from dialscore.kit.polling import PollingLoop
 from dialscore.signin import repository as signin
 from dialscore.signin.schemas import policy
+from dialscore.uploads import service as uploads
 
 log = structlog.get_logger(__name__)
 
@@ -57,6 +58,7 @@ class Housekeeping:
             forgotten["idempotency_answers"] = await idempotency.forget_expired(
                 session, before=now - self.settings.idempotency_ttl
             )
+            forgotten["uploads"] = await uploads.forget_expired(session, now=now)
         if any(forgotten.values()):
             log.info("forgot expired records", **forgotten)
         return forgotten
