@@ -6,7 +6,10 @@ job processed embedded (SQLite), evidence queries included.
     lines, shared numbers), then parses and scores them all in this one process (one core):
     ``parse_contact_phones`` + ``score_parsed`` per contact, the parse cache cleared first so
     that every number is parsed afresh as in a job of new numbers. Also parse alone and score
-    alone. Median of ``--repeats`` passes.
+    alone. Median of ``--repeats`` passes. Runs once for each of ``--phone-libraries``, in a
+    process of its own with ``DIALSCORE_PHONE_LIBRARY`` set (D30: phonenumbers, and
+    rphonenumbers when the fast extra is installed), then prints how many times faster the
+    second is than the first.
 (b) Creates a temporary SQLite database with the migrations, a client on the enterprise plan,
     and evidence tables of realistic size, filled with ``executemany``: every NPA-NXX block of
     the area codes used (and a fifth of them split into thousand-blocks), ``--dnc`` numbers on
@@ -17,9 +20,12 @@ job processed embedded (SQLite), evidence queries included.
     once the outbox relay hands it over, until ``Finalized``. Prints per run the submission
     time, the processing time and, inside it, the time spent in ``scoring.service.score_items``
     (all batches), of which in ``evidence_for`` (the queries); then the medians, and the median
-    time in each repository function that submission and processing called.
+    time in each repository function that submission and processing called. It reads phones
+    with the library ``DIALSCORE_PHONE_LIBRARY`` chooses (by default rphonenumbers when
+    installed).
 
     python bench/scoring_speed.py [--phones 200000] [--contacts 1000] [--runs 5]
+                                  [--phone-libraries phonenumbers,rphonenumbers]
 """
 
 from __future__ import annotations
@@ -28,11 +34,15 @@ import argparse
 import asyncio
 import gc
 import importlib
+import importlib.util
 import inspect
+import json
+import os
 import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +56,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import select
 
+from dialscore import phones as phone_module
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
 from dialscore.config import Settings
@@ -55,7 +66,7 @@ from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import Job, OutboxMessage
-from dialscore.phones import analyse
+from dialscore.phones import LIBRARY_CHOICES, LIBRARY_ENV, analyse
 from dialscore.scoring import engine
 from dialscore.scoring import service as scoring
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
@@ -80,6 +91,10 @@ TIMED_MODULES = (
     "dialscore.webhooks.service",
     "dialscore.outbox.messages",
 )
+# The line by which a process measuring (a) hands its figures to the one that started it.
+ENGINE_FIGURES = "engine figures: "
+# The figures of (a) compared between libraries: phones per second.
+PARSE_AND_SCORE, PARSE_ONLY, SCORE_ONLY = "parse + score", "parse only", "score only"
 
 
 def median_of(values: Sequence[float]) -> float:
@@ -98,15 +113,18 @@ def world_of(rng: random.Random, phones: int) -> list[SimContact]:
     return build_world(rng, max(1, round(phones / 2.05)), WORLD)
 
 
-def engine_throughput(contacts: Sequence[SimContact], repeats: int) -> None:
+def engine_throughput(contacts: Sequence[SimContact], repeats: int) -> dict[str, float]:
+    """Prints and returns the phones per second of (a), parsing with this process's library."""
     fields = [c.fields for c in contacts]
     evidence = [{n.e164: n.evidence for n in c.numbers} for c in contacts]
     phones = sum(len(c.numbers) for c in contacts)
     with_calls = sum(1 for c in contacts for n in c.numbers if n.evidence.calls)
     calls = sum(len(n.evidence.calls) for c in contacts for n in c.numbers)
+    library = f"{phone_module.LIBRARY} {phone_module.numbering.__version__}"
     print(
-        f"(a) pure engine, one process: {phones} distinct phones on {len(contacts)} contacts, "
-        f"{with_calls / phones:.0%} with reported calls ({calls / max(1, with_calls):.1f} each)"
+        f"(a) pure engine on {library}, one process: {phones} distinct phones on "
+        f"{len(contacts)} contacts, {with_calls / phones:.0%} with reported calls "
+        f"({calls / max(1, with_calls):.1f} each)"
     )
 
     def parse_and_score() -> None:
@@ -123,12 +141,13 @@ def engine_throughput(contacts: Sequence[SimContact], repeats: int) -> None:
         for p, ev in zip(parsed, evidence, strict=True):
             engine.score_parsed(p, ev, NOW)
 
-    cases: list[tuple[str, Callable[[], None], bool]] = [
-        ("parse + score, numbers new to the parse cache", parse_and_score, True),
-        ("parse only, numbers new to the parse cache   ", parse_only, True),
-        ("score only, numbers parsed before            ", score_only, False),
+    cases: list[tuple[str, str, Callable[[], None], bool]] = [
+        (PARSE_AND_SCORE, "numbers new to the parse cache", parse_and_score, True),
+        (PARSE_ONLY, "numbers new to the parse cache", parse_only, True),
+        (SCORE_ONLY, "numbers parsed before", score_only, False),
     ]
-    for label, work, cold in cases:
+    figures: dict[str, float] = {}
+    for name, condition, work, cold in cases:
         seconds = []
         for _ in range(repeats):
             if cold:
@@ -138,10 +157,70 @@ def engine_throughput(contacts: Sequence[SimContact], repeats: int) -> None:
             work()
             seconds.append(time.perf_counter() - started)
         best = median_of(seconds)
+        figures[name] = phones / best
         spread = f"{phones / max(seconds):,.0f}-{phones / min(seconds):,.0f}"
+        label = f"{name}, {condition}"
         print(
-            f"    {label} {phones / best:>9,.0f} phones/s "
+            f"    {label:<45} {phones / best:>9,.0f} phones/s "
             f"(median of {repeats}: {best:.2f} s; passes {spread})"
+        )
+    return figures
+
+
+def engine_child(args: argparse.Namespace) -> int:
+    """(a) in this process, started by ``engine_by_library``: its figures on the last line."""
+    figures = engine_throughput(world_of(random.Random(args.seed), args.phones), args.repeats)
+    print(ENGINE_FIGURES + json.dumps({"library": phone_module.LIBRARY, "figures": figures}))
+    return 0
+
+
+def engine_by_library(args: argparse.Namespace, libraries: Sequence[str]) -> None:
+    """(a) once for each library, each in a process of its own started with
+    ``DIALSCORE_PHONE_LIBRARY`` set, one after the other; then how the last compares with the
+    first."""
+    measured: dict[str, dict[str, float]] = {}
+    for library in libraries:
+        if library != "auto" and importlib.util.find_spec(library) is None:
+            print(f"    (a) on {library}: not installed (the fast extra: pip install -e '.[fast]')")
+            continue
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--engine-child",
+            f"--phones={args.phones}",
+            f"--repeats={args.repeats}",
+            f"--seed={args.seed}",
+        ]
+        try:
+            child = subprocess.run(
+                command,
+                env={**os.environ, LIBRARY_ENV: library},
+                stdout=subprocess.PIPE,
+                text=True,
+                timeout=args.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise SystemExit(
+                f"bench failed: (a) on {library} timed out after {args.timeout:.0f} s"
+            ) from None
+        lines = child.stdout.splitlines()
+        for line in lines:
+            if not line.startswith(ENGINE_FIGURES):
+                print(line)
+        sys.stdout.flush()
+        if child.returncode != 0 or not lines or not lines[-1].startswith(ENGINE_FIGURES):
+            # What went wrong is on stderr, which the process shares with this one.
+            print(f"    (a) on {library} failed (exit {child.returncode}): see above")
+            continue
+        result = json.loads(lines[-1].removeprefix(ENGINE_FIGURES))
+        measured[result["library"]] = result["figures"]
+    names = list(measured)
+    if len(names) >= 2:
+        first, last = measured[names[0]], measured[names[-1]]
+        print(
+            f"    {names[-1]} against {names[0]}, phones/s: "
+            + ", ".join(f"{name} x{last[name] / first[name]:.2f}" for name in first)
         )
 
 
@@ -372,7 +451,8 @@ async def embedded_job(args: argparse.Namespace, rng: random.Random) -> None:
         )
         seeded = time.perf_counter() - started
         print(
-            f"(b) embedded job, SQLite: evidence seeded in {seeded:.1f} s: "
+            f"(b) embedded job, SQLite, phones read with {phone_module.LIBRARY}: "
+            f"evidence seeded in {seeded:.1f} s: "
             + ", ".join(f"{name} {rows:,}" for name, rows in sizes.items())
         )
 
@@ -459,20 +539,33 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="(b) jobs (5)")
     parser.add_argument("--dnc", type=int, default=100_000, help="(b) do-not-call numbers")
     parser.add_argument("--history", type=int, default=200_000, help="(b) other reported calls")
-    parser.add_argument("--timeout", type=float, default=600.0, help="(b) limit, s (600)")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="limit of (b) and of each (a), s (600)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
     parser.add_argument("--skip-engine", action="store_true", help="only (b)")
     parser.add_argument("--skip-job", action="store_true", help="only (a)")
+    parser.add_argument(
+        "--phone-libraries",
+        default="phonenumbers,rphonenumbers",
+        help="(a) runs on each, in this order, comma-separated (phonenumbers,rphonenumbers)",
+    )
+    # (a) in this process, on the library DIALSCORE_PHONE_LIBRARY chooses (engine_by_library).
+    parser.add_argument("--engine-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    libraries = [name.strip() for name in args.phone_libraries.split(",") if name.strip()]
+    if not libraries or not set(libraries) <= set(LIBRARY_CHOICES):
+        parser.error(f"--phone-libraries takes names of {', '.join(LIBRARY_CHOICES)}")
     if not (1 <= args.contacts <= 1000) or not (1 <= args.runs <= 50):
         parser.error("--contacts must be 1..1000 and --runs 1..50")
     if not (1 <= args.phones <= 2_000_000) or not (1 <= args.repeats <= 20):
         parser.error("--phones must be 1..2000000 and --repeats 1..20")
-    rng = random.Random(args.seed)
+    if args.engine_child:
+        return engine_child(args)
     if not args.skip_engine:
-        engine_throughput(world_of(rng, args.phones), args.repeats)
+        engine_by_library(args, libraries)
     if not args.skip_job:
-        asyncio.run(bounded(embedded_job(args, rng), args.timeout))
+        asyncio.run(bounded(embedded_job(args, random.Random(args.seed)), args.timeout))
     return 0
 
 

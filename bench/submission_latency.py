@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import rphonenumbers as phonenumbers
 
+from dialscore.phones import analyse
 from embedded import (
     BenchError,
     Deadline,
@@ -47,10 +47,7 @@ US_AREA_CODES = (212, 206, 312, 415, 512, 617, 646, 702, 718, 805)
 
 
 def _valid(number: str, region: str = "US") -> bool:
-    try:
-        return phonenumbers.is_valid_number(phonenumbers.parse(number, region))
-    except phonenumbers.NumberParseException:
-        return False
+    return analyse(number, region) is not None
 
 
 def _random_number(rng: random.Random) -> tuple[str, str | None]:

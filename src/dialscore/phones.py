@@ -1,18 +1,60 @@
 """Phone numbers: parsing, validity, line type, country, sales region and E.164. Pure.
 
 The one place that reads phone numbers, for submissions, scoring, the importers and
-enrichment alike. It runs on ``rphonenumbers``, a port of libphonenumber with the API of
-``phonenumbers`` and the same metadata release, several times faster; ``phonenumbers``
-stays the reference, and ``tests/test_phones.py`` checks that both agree on validity, type,
-country and E.164 for generated text and for every region's example numbers."""
+enrichment alike, and the one module that imports a libphonenumber port (D30). Every install
+has ``phonenumbers``, the maintained port and the reference. When the ``fast`` extra is
+installed (``pip install "dialscore[fast]"``), ``rphonenumbers`` stands in for it: a Rust port
+with the same API and metadata release, several times faster, used only while
+``tests/test_phones.py`` finds both agreeing on validity, type, country and E.164 for generated
+text and for every region's example numbers.
+
+``DIALSCORE_PHONE_LIBRARY``, read once when this module is first imported, chooses: ``auto``
+(the default: rphonenumbers when it can be imported, else phonenumbers), ``phonenumbers`` or
+``rphonenumbers`` (an error when it cannot be imported). ``LIBRARY`` names the one in use."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Final
 
-import rphonenumbers as numbering
+LIBRARY_ENV: Final = "DIALSCORE_PHONE_LIBRARY"
+REFERENCE: Final = "phonenumbers"
+FAST: Final = "rphonenumbers"
+LIBRARY_CHOICES: Final = ("auto", REFERENCE, FAST)
+
+
+def load_library(choice: str) -> tuple[str, ModuleType]:
+    """The name and module of the library ``choice`` (one of ``LIBRARY_CHOICES``) asks for."""
+    wanted = choice.strip().lower() or "auto"
+    if wanted not in LIBRARY_CHOICES:
+        raise ValueError(f"{LIBRARY_ENV} is one of {', '.join(LIBRARY_CHOICES)}, not {choice!r}")
+    if wanted != REFERENCE:
+        try:
+            import rphonenumbers
+        except ImportError as error:
+            if wanted == FAST:
+                raise ImportError(
+                    f"{LIBRARY_ENV}={FAST}, which cannot be imported (it comes with "
+                    f'pip install "dialscore[fast]"): {error}'
+                ) from error
+        else:
+            return FAST, rphonenumbers
+    import phonenumbers
+
+    return REFERENCE, phonenumbers
+
+
+if TYPE_CHECKING:
+    # Checked against the reference's API, which the fast library copies.
+    import phonenumbers as numbering
+
+    LIBRARY: str
+else:
+    LIBRARY, numbering = load_library(os.environ.get(LIBRARY_ENV, "auto"))
 
 # D5: a number written without "+" is read as a NANP (US) number unless told otherwise.
 DEFAULT_COUNTRY = "US"
