@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -279,89 +281,78 @@ async def test_a_private_target_is_refused_at_connection_not_only_at_creation(
     assert "refused" in delivery["attempts"][0]["error"]
 
 
-# -- outbound.post --------------------------------------------------------------------------------
+# -- outbound.Poster ------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def poster(*, allow_private: bool) -> AsyncIterator[outbound.Poster]:
+    sender = outbound.Poster(allow_private=allow_private, max_connections=4)
+    sender.start()
+    try:
+        yield sender
+    finally:
+        await sender.close()
 
 
 async def test_post_does_not_follow_redirects() -> None:
     with running_receiver() as target:
 
         def redirect(request: Received, index: int) -> Answer:
-            return Answer(302, {"Location": target.url})
+            return Answer(302, {"Location": target.url, "Retry-After": "7"})
 
         with running_receiver(redirect) as redirecting:
-            async with httpx.AsyncClient(trust_env=False) as client:
-                response = await outbound.post(
-                    client,
+            async with poster(allow_private=True) as sender:
+                answer = await sender.post(
                     redirecting.url,
                     content=b'{"a":1}',
                     headers={"Content-Type": "application/json"},
                     timeout=5.0,
-                    allow_private=True,
                 )
             calls = list(redirecting.received)
         reached = list(target.received)
-    assert response.status_code == 302
-    assert response.headers["location"] == target.url
+    assert (answer.status_code, answer.retry_after) == (302, "7")
     assert len(calls) == 1 and calls[0].body == b'{"a":1}'
     assert reached == []
 
 
-async def test_post_refuses_a_private_target_before_connecting() -> None:
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+async def test_post_refuses_a_private_target_before_connecting(host: str) -> None:
+    """An address in the URL is checked before the request, a name when it is resolved."""
     with running_receiver() as receiver:
-        async with httpx.AsyncClient(trust_env=False) as client:
-            with pytest.raises(RefusedTarget):
-                await outbound.post(
-                    client,
-                    receiver.url.replace("http://", "https://"),
-                    content=b"{}",
-                    headers={},
-                    timeout=5.0,
-                    allow_private=False,
+        port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
+        async with poster(allow_private=False) as sender:
+            with pytest.raises(RefusedTarget, match="loopback"):
+                await sender.post(
+                    f"https://{host}:{port}/hook", content=b"{}", headers={}, timeout=5.0
                 )
         assert receiver.received == []
 
 
-async def test_post_connects_to_the_checked_address_with_the_original_host_header() -> None:
+async def test_post_connects_to_the_resolved_address_with_the_original_host_header() -> None:
     with running_receiver() as receiver:
         port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
-        async with httpx.AsyncClient(trust_env=False) as client:
-            response = await outbound.post(
-                client,
+        async with poster(allow_private=True) as sender:
+            answer = await sender.post(
                 f"http://localhost:{port}/hook?x=1",
                 content=b"{}",
                 headers={"X-Extra": "yes"},
                 timeout=5.0,
-                allow_private=True,
             )
         received = list(receiver.received)
-    assert response.status_code == 200
+    assert answer.status_code == 200
     assert len(received) == 1
     assert received[0].headers["host"] == f"localhost:{port}"
     assert received[0].target == "/hook?x=1"
     assert received[0].headers["x-extra"] == "yes"
 
 
-async def test_post_on_a_default_port_sends_the_bare_host_and_the_tls_server_name() -> None:
-    """The transport is replaced to see the request as sent; outbound.post itself is real."""
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(204)
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        response = await outbound.post(
-            client,
-            "https://localhost/hook?x=1",
-            content=b"{}",
-            headers={},
-            timeout=5.0,
-            allow_private=True,
-        )
-    assert response.status_code == 204
-    (request,) = seen
-    assert request.url.host in {"127.0.0.1", "::1"}
-    assert request.url.port in (None, 443)
-    assert request.url.raw_path == b"/hook?x=1"
-    assert request.headers["host"] == "localhost"
-    assert request.extensions.get("sni_hostname") == "localhost"
+async def test_post_sends_the_stored_form_of_the_url_as_it_is() -> None:
+    """The path and query go out percent-encoded exactly as normalise_url stored them."""
+    with running_receiver() as receiver:
+        port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
+        url = f"http://127.0.0.1:{port}/h%C3%A9 x?q=a b&r=%2F"
+        stored = outbound.normalise_url(url, allow_private=True)
+        async with poster(allow_private=True) as sender:
+            await sender.post(stored, content=b"{}", headers={}, timeout=5.0)
+        (received,) = list(receiver.received)
+    assert received.target == stored.split(f":{port}", 1)[1]

@@ -1,9 +1,9 @@
 """Outbound HTTP to user-given URLs, refusing private targets at every connection (D24).
 
-A URL is normalised before it is stored and again before every call (P75). The address is
-resolved, every resolved address checked, and the connection made to the checked address
-itself (with the original Host and TLS server name), so a DNS answer that changes between the
-check and the connection cannot redirect the request."""
+A URL is normalised before it is stored and again before every call (P75). Its host is
+resolved when a connection is made, every resolved address checked, and the connection made to
+a checked address itself (with the original Host and TLS server name), so a DNS answer that
+changes between the check and the connection cannot redirect the request."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import aiohttp
+import aiohttp.abc
 import httpx
 import idna
+import yarl
 
 from dialscore.kit.text import SURROGATE_PROBLEM, text_problem
 
@@ -197,27 +200,94 @@ async def check_url(url: str, *, allow_private: bool) -> str:
     return normalised
 
 
-async def post(
-    client: httpx.AsyncClient,
-    url: str,
-    *,
-    content: bytes,
-    headers: dict[str, str],
-    timeout: float,
-    allow_private: bool,
-) -> httpx.Response:
-    """POSTs to ``url`` through an address checked just now; redirects are not followed."""
-    target = parse_target(url, allow_private=allow_private)
-    address = await resolve_allowed(target, allow_private=allow_private)
-    shown = f"[{address}]" if ":" in address else address
-    default_port = 443 if target.scheme == "https" else 80
-    host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
-    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
-    return await client.post(
-        f"{target.scheme}://{shown}:{target.port}{target.path}",
-        content=content,
-        headers={**headers, "Host": host_header},
-        timeout=timeout,
-        follow_redirects=False,
-        extensions=extensions,
-    )
+@dataclass(frozen=True)
+class Answer:
+    """What a receiver answered: its status code and its ``Retry-After``, if any."""
+
+    status_code: int
+    retry_after: str | None
+
+
+# The most of an answer's body that is read: receivers owe only a status code.
+_ANSWER_BYTES = 64 * 1024
+
+
+class _CheckingResolver(aiohttp.abc.AbstractResolver):
+    """Resolves as the system does, and refuses a host any of whose addresses may not be
+    called: the connection is then made to one of the addresses just checked."""
+
+    def __init__(self, *, allow_private: bool) -> None:
+        self.allow_private = allow_private
+        self.system = aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[aiohttp.abc.ResolveResult]:
+        try:
+            found = await self.system.resolve(host, port, family)
+        except OSError:
+            raise RefusedTarget(f"host {host} does not resolve") from None
+        if not self.allow_private:
+            for entry in found:
+                why = address_refusal(ipaddress.ip_address(entry["host"]))
+                if why is not None:
+                    raise RefusedTarget(f"host {host} resolves to {entry['host']}, {why}")
+        return found
+
+    async def close(self) -> None:
+        await self.system.close()
+
+
+class Poster:
+    """POSTs to user-given URLs over kept-alive connections (aiohttp), each connection made
+    to an address checked when its host was resolved; redirects are not followed. A host
+    given as an address is checked before every request."""
+
+    def __init__(self, *, allow_private: bool, max_connections: int) -> None:
+        self.allow_private = allow_private
+        self.max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+
+    def start(self) -> None:
+        """Opens the connection pool, on the running event loop."""
+        connector = aiohttp.TCPConnector(
+            limit=self.max_connections,
+            resolver=_CheckingResolver(allow_private=self.allow_private),
+        )
+        self._session = aiohttp.ClientSession(connector=connector)
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    async def post(
+        self, url: str, *, content: bytes, headers: dict[str, str], timeout: float
+    ) -> Answer:
+        """The receiver's answer; ``RefusedTarget`` when the URL or its address may not be
+        called, ``aiohttp.ClientError`` or ``TimeoutError`` when it could not be reached in
+        ``timeout`` seconds."""
+        assert self._session is not None, "start() first"
+        target = parse_target(url, allow_private=self.allow_private)
+        if not self.allow_private:
+            _check_literal(target.host)
+        async with self._session.post(
+            yarl.URL(normalise_url(url, allow_private=self.allow_private), encoded=True),
+            data=content,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=timeout),
+            allow_redirects=False,
+        ) as response:
+            await response.content.read(_ANSWER_BYTES)
+            return Answer(response.status, response.headers.get("Retry-After"))
+
+
+def _check_literal(host: str) -> None:
+    """Refuses a host given as a private address (a name is checked when resolved)."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return
+    why = address_refusal(address)
+    if why is not None:
+        raise RefusedTarget(f"host {host} is {why}")

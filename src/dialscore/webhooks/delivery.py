@@ -18,7 +18,7 @@ from collections import Counter, defaultdict, deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import httpx
+import aiohttp
 import structlog
 
 from dialscore import __version__
@@ -133,7 +133,10 @@ class Dispatcher:
         self._claiming = 0
         # Recorded since the last claim: a claim is asked for once enough places are free.
         self._freed = 0
-        self._client: httpx.AsyncClient | None = None
+        self.poster = outbound.Poster(
+            allow_private=settings.webhook_allow_private,
+            max_connections=settings.webhook_max_in_flight,
+        )
         self.writer = OutcomeWriter(db, recorded=self._recorded)
         self.loop = PollingLoop(
             self.dispatch_due,
@@ -158,10 +161,7 @@ class Dispatcher:
                 "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhooks may call http:// and private "
                 "addresses. Use this only for local development and testing."
             )
-        self._client = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=self.settings.webhook_max_in_flight),
-            trust_env=False,
-        )
+        self.poster.start()
         self.writer.start()
         self.loop.start()
         self.heartbeat.start()
@@ -191,9 +191,7 @@ class Dispatcher:
         await self._release({d: self._leases[d] for d in abandoned if d in self._leases})
         for delivery_id in abandoned:
             self._forget(delivery_id)
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.poster.close()
 
     @property
     def busy(self) -> int:
@@ -404,33 +402,29 @@ class Dispatcher:
                 self._start_sends()
 
     async def send(self, item: Claimed) -> Result:
-        assert self._client is not None
         headers = {
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
             "X-Service-Signature": sign(item.secret, item.body),
         }
+        timeout = self.settings.webhook_timeout
         try:
-            response = await outbound.post(
-                self._client,
-                item.url,
-                content=item.body,
-                headers=headers,
-                timeout=self.settings.webhook_timeout,
-                allow_private=self.settings.webhook_allow_private,
+            answer = await self.poster.post(
+                item.url, content=item.body, headers=headers, timeout=timeout
             )
         except outbound.RefusedTarget as exc:
             return Result(None, f"refused: {exc}", None, final=True)
-        except httpx.TimeoutException:
-            return Result(None, f"timed out after {self.settings.webhook_timeout:g} s", None)
-        except httpx.HTTPError as exc:
-            return Result(None, f"connection failed: {type(exc).__name__}: {exc}"[:500], None)
+        except TimeoutError:
+            return Result(None, f"timed out after {timeout:g} s", None)
+        except aiohttp.ClientError as exc:
+            reason = str(exc) or type(exc).__name__
+            return Result(None, f"connection failed: {type(exc).__name__}: {reason}"[:500], None)
         error = None
-        if 300 <= response.status_code < 400:
-            error = f"redirect ({response.status_code}) not followed"
-        elif response.status_code >= 400:
-            error = f"receiver answered {response.status_code}"
-        return Result(response.status_code, error, response.headers.get("retry-after"))
+        if 300 <= answer.status_code < 400:
+            error = f"redirect ({answer.status_code}) not followed"
+        elif answer.status_code >= 400:
+            error = f"receiver answered {answer.status_code}"
+        return Result(answer.status_code, error, answer.retry_after)
 
     async def attempt(self, item: Claimed) -> Outcome:
         """One attempt of one delivery, once its rate allows it, and the delivery's state
