@@ -271,7 +271,7 @@ class Dispatcher:
                     delivery_id=leased.delivery_id,
                     kind=leased.kind,
                     event_type=leased.event_type,
-                    payload=leased.payload,
+                    payload_json=leased.payload_json,
                     timestamp_ms=leased.timestamp_ms,
                 )
                 claimed.append(

@@ -9,9 +9,11 @@ from typing import Any
 
 from sqlalchemy import (
     Table,
+    Text,
     and_,
     bindparam,
     case,
+    cast,
     delete,
     exists,
     func,
@@ -224,7 +226,8 @@ class Leased:
     delivery_id: str
     kind: str
     event_type: str
-    payload: dict[str, Any]
+    # As stored: JSON text.
+    payload_json: str
     timestamp_ms: int
     attempts: int
     first_attempt_at: datetime | None
@@ -250,7 +253,7 @@ async def lease(session: AsyncSession, delivery_ids: list[str], *, until: dateti
             WebhookDelivery.id,
             WebhookDelivery.kind,
             WebhookDelivery.event_type,
-            WebhookDelivery.payload,
+            cast(WebhookDelivery.payload, Text),
             WebhookDelivery.timestamp_ms,
             WebhookDelivery.attempts,
             WebhookDelivery.first_attempt_at,

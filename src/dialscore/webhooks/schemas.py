@@ -70,20 +70,21 @@ def present_delivery(delivery: WebhookDelivery, attempts: list[WebhookAttempt]) 
 
 
 def delivery_body(
-    *, delivery_id: str, kind: str, event_type: str, payload: Any, timestamp_ms: int
+    *, delivery_id: str, kind: str, event_type: str, payload_json: str, timestamp_ms: int
 ) -> bytes:
     """The bytes every attempt of a delivery sends, the same on each (and so its signature):
-    the event envelope of a webhook, the contact itself of a version 1 callback."""
+    the event envelope of a webhook, the contact itself of a version 1 callback. The payload
+    is spliced in as it is stored (JSON text), not decoded and encoded again."""
     if kind == CALLBACK:
-        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-    envelope = {
-        "payload": payload,
+        return payload_json.encode()
+    rest = {
         "eventType": event_type,
-        "timestamp": timestamp_ms,
+        "timestamp": int(timestamp_ms),
         "apiVersion": API_VERSION,
         "id": delivery_id,
     }
-    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
+    tail = json.dumps(rest, separators=(",", ":"), ensure_ascii=False)
+    return f'{{"payload":{payload_json},{tail[1:]}'.encode()
 
 
 # -- models ----------------------------------------------------------------------------
