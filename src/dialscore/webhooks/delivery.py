@@ -47,7 +47,7 @@ _BACKLOG_SECONDS = 1
 # Deliveries this process may hold (claimed, not yet recorded) per place to send, and per
 # receiver per concurrent request to it: enough waiting that a place freed is filled at once,
 # without a claim per delivery, and few enough that a hung receiver holds little.
-_HELD_PER_PLACE = 4
+_HELD_PER_PLACE = 8
 # How many due deliveries a claim looks at per delivery it wants, to find some under the
 # caps without locking what it will not take.
 _CANDIDATES_PER_WANTED = 2
@@ -224,11 +224,12 @@ class Dispatcher:
 
     async def claim(self, limit: int) -> list[Claimed]:
         now = utcnow()
-        # Look before taking the write lock, which on SQLite would stall writers every poll.
-        async with self.db.read() as session:
-            if not await repo.any_due(session, now=now):
-                return []
-        chosen: dict[str, tuple[str, str, float, str]] = {}
+        if self.db.is_sqlite:
+            # Look before taking the write lock, which would stall writers every poll.
+            async with self.db.read() as session:
+                if not await repo.any_due(session, now=now):
+                    return []
+        chosen: list[tuple[repo.Candidate, str, str]] = []
         batch_keys: Counter[str] = Counter()
         batch_origins: Counter[str] = Counter()
         claimed: list[Claimed] = []
@@ -244,50 +245,50 @@ class Dispatcher:
             for candidate in candidates:
                 if len(chosen) >= limit:
                     break
-                rate = candidate.rate
                 key = f"{candidate.user_id}:{candidate.event_type}"
                 origin = _origin(candidate.url)
-                key_cap = max(1, int(rate * _BACKLOG_SECONDS))
+                key_cap = max(1, int(candidate.rate * _BACKLOG_SECONDS))
                 if (
                     self._per_key[key] + batch_keys[key] >= key_cap
-                    or self._per_origin[origin] + batch_origins[origin] >= self.most_held_per_origin
+                    or self._per_origin[origin] + batch_origins[origin]
+                    >= self.most_held_per_origin
                 ):
                     # Left due: taken once its key or receiver has room again.
                     continue
                 batch_keys[key] += 1
                 batch_origins[origin] += 1
-                chosen[candidate.delivery_id] = (key, origin, rate, candidate.url)
+                chosen.append((candidate, key, origin))
             until = now + self.lease
-            for leased in await repo.lease(session, list(chosen), until=until):
-                key, origin, rate, url = chosen[leased.delivery_id]
-                secret, problem = self._secret(leased.sealed)
+            await repo.lease(session, [c.delivery_id for c, _, _ in chosen], until=until)
+            for candidate, key, origin in chosen:
+                secret, problem = self._secret(candidate.sealed)
                 if secret is None:
                     # Not deliverable by anyone: fail it alone rather than every claim.
                     await repo.fail_undeliverable(
-                        session, leased.delivery_id, error=problem, now=now
+                        session, candidate.delivery_id, error=problem, now=now
                     )
                     continue
                 body = delivery_body(
-                    delivery_id=leased.delivery_id,
-                    kind=leased.kind,
-                    event_type=leased.event_type,
-                    payload_json=leased.payload_json,
-                    timestamp_ms=leased.timestamp_ms,
+                    delivery_id=candidate.delivery_id,
+                    kind=candidate.kind,
+                    event_type=candidate.event_type,
+                    payload_json=candidate.payload_json,
+                    timestamp_ms=candidate.timestamp_ms,
                 )
                 claimed.append(
                     Claimed(
-                        delivery_id=leased.delivery_id,
+                        delivery_id=candidate.delivery_id,
                         key=key,
                         origin=origin,
-                        rate=rate,
-                        url=url,
+                        rate=candidate.rate,
+                        url=candidate.url,
                         secret=secret,
                         body=body,
-                        attempts=leased.attempts,
-                        first_attempt_at=leased.first_attempt_at,
+                        attempts=candidate.attempts,
+                        first_attempt_at=candidate.first_attempt_at,
                         leased_until=until,
-                        created_at=leased.created_at,
-                        event_type=leased.event_type,
+                        event_type=candidate.event_type,
+                        created_at=candidate.created_at,
                     )
                 )
         return claimed

@@ -156,6 +156,10 @@ async def any_due(session: AsyncSession, *, now: datetime) -> bool:
 
 @dataclass(frozen=True)
 class Candidate:
+    """A due delivery: what choosing among them needs, and what sending it needs (its
+    envelope's parts and its sealed signing secret: the subscription's, or for a callback
+    its user's callback secret)."""
+
     delivery_id: str
     user_id: str
     event_type: str
@@ -163,6 +167,14 @@ class Candidate:
     # The plan's webhook rate, and the client's own values that may replace it.
     plan_rate: int
     overrides: dict[str, Any]
+    kind: str
+    # As stored: JSON text.
+    payload_json: str
+    timestamp_ms: int
+    attempts: int
+    first_attempt_at: datetime | None
+    created_at: datetime
+    sealed: str | None
 
     @property
     def rate(self) -> float:
@@ -174,7 +186,7 @@ async def due_candidates(
     session: AsyncSession, *, now: datetime, limit: int, skip_locked: bool
 ) -> list[Candidate]:
     """Due deliveries of active subscriptions and due callbacks, oldest first, locked for
-    this transaction; only what choosing among them needs (no payloads).
+    this transaction (those another worker's claim has locked skipped, ``skip_locked``).
 
     A job.completed waits while contact events of its job to the same subscription are
     still pending, so receivers get it after them."""
@@ -187,6 +199,10 @@ async def due_candidates(
             earlier.state == "pending",
         )
     )
+    sealed = case(
+        (WebhookDelivery.kind == CALLBACK, User.callback_secret_ciphertext),
+        else_=WebhookSubscription.secret_ciphertext,
+    )
     stmt = (
         select(
             WebhookDelivery.id,
@@ -195,6 +211,13 @@ async def due_candidates(
             func.coalesce(WebhookDelivery.target_url, WebhookSubscription.url),
             Plan.webhook_rate,
             Client.overrides,
+            WebhookDelivery.kind,
+            cast(WebhookDelivery.payload, Text),
+            WebhookDelivery.timestamp_ms,
+            WebhookDelivery.attempts,
+            WebhookDelivery.first_attempt_at,
+            WebhookDelivery.created_at,
+            sealed,
         )
         .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
         .join(User, User.id == WebhookDelivery.user_id)
@@ -218,53 +241,14 @@ async def due_candidates(
     return [Candidate(*row) for row in (await session.execute(stmt)).all()]
 
 
-@dataclass(frozen=True)
-class Leased:
-    """What sending a leased delivery needs: its envelope's parts and its sealed signing
-    secret (the subscription's, or for a callback its user's callback secret)."""
-
-    delivery_id: str
-    kind: str
-    event_type: str
-    # As stored: JSON text.
-    payload_json: str
-    timestamp_ms: int
-    attempts: int
-    first_attempt_at: datetime | None
-    created_at: datetime
-    sealed: str | None
-
-
-async def lease(session: AsyncSession, delivery_ids: list[str], *, until: datetime) -> list[Leased]:
+async def lease(session: AsyncSession, delivery_ids: list[str], *, until: datetime) -> None:
     """Leases the chosen deliveries until ``until``."""
-    if not delivery_ids:
-        return []
-    await session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id.in_(delivery_ids))
-        .values(available_at=until)
-    )
-    sealed = case(
-        (WebhookDelivery.kind == CALLBACK, User.callback_secret_ciphertext),
-        else_=WebhookSubscription.secret_ciphertext,
-    )
-    rows = await session.execute(
-        select(
-            WebhookDelivery.id,
-            WebhookDelivery.kind,
-            WebhookDelivery.event_type,
-            cast(WebhookDelivery.payload, Text),
-            WebhookDelivery.timestamp_ms,
-            WebhookDelivery.attempts,
-            WebhookDelivery.first_attempt_at,
-            WebhookDelivery.created_at,
-            sealed,
+    if delivery_ids:
+        await session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id.in_(delivery_ids))
+            .values(available_at=until)
         )
-        .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
-        .join(User, User.id == WebhookDelivery.user_id)
-        .where(WebhookDelivery.id.in_(delivery_ids))
-    )
-    return [Leased(*row) for row in rows.all()]
 
 
 async def extend_leases(
