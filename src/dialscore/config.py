@@ -132,8 +132,8 @@ class Settings(BaseSettings):
     upload_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1)
     upload_max_rows: int = Field(default=50_000, ge=1)
     idempotency_ttl_hours: int = 24
-    # How often each worker deletes expired sessions, password links, failed sign-ins and
-    # idempotency answers.
+    # How often each worker deletes expired sessions, password links, failed sign-ins,
+    # idempotency answers and uploads.
     housekeeping_minutes: float = Field(default=60, gt=0)
 
     @cached_property
