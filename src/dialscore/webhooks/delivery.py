@@ -250,8 +250,7 @@ class Dispatcher:
                 key_cap = max(1, int(candidate.rate * _BACKLOG_SECONDS))
                 if (
                     self._per_key[key] + batch_keys[key] >= key_cap
-                    or self._per_origin[origin] + batch_origins[origin]
-                    >= self.most_held_per_origin
+                    or self._per_origin[origin] + batch_origins[origin] >= self.most_held_per_origin
                 ):
                     # Left due: taken once its key or receiver has room again.
                     continue
@@ -454,7 +453,7 @@ class Dispatcher:
                 error = f"{result.error}; gave up after {attempts} attempts"
             else:
                 state, available_at = "pending", when
-        return Outcome(
+        record = repo.AttemptRecord(
             delivery_id=item.delivery_id,
             number=attempts,
             status_code=result.status_code,
@@ -465,9 +464,8 @@ class Dispatcher:
             available_at=available_at,
             first_attempt_at=first,
             completed_at=None if state == "pending" else now,
-            event_type=item.event_type,
-            created_at=item.created_at,
         )
+        return Outcome(record, event_type=item.event_type, created_at=item.created_at)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -25,36 +25,17 @@ MOST_PER_WRITE = 500
 
 @dataclass(frozen=True)
 class Outcome:
-    """One attempt of one delivery, and the delivery's state after it."""
+    """One attempt of one delivery and the delivery's state after it (``record``), with what
+    the metrics need of it."""
 
-    delivery_id: str
-    number: int
-    status_code: int | None
-    duration_ms: int
-    error: str | None
-    attempted_at: datetime
-    # pending (tried again at available_at), delivered or failed
-    state: str
-    available_at: datetime
-    first_attempt_at: datetime
-    completed_at: datetime | None
-    # For the metrics, once recorded.
+    record: repo.AttemptRecord
     event_type: str
+    # When the event was made, for the delivery latency metric.
     created_at: datetime | None
 
-    def row(self) -> repo.AttemptRecord:
-        return repo.AttemptRecord(
-            delivery_id=self.delivery_id,
-            number=self.number,
-            status_code=self.status_code,
-            duration_ms=self.duration_ms,
-            error=self.error,
-            attempted_at=self.attempted_at,
-            state=self.state,
-            available_at=self.available_at,
-            first_attempt_at=self.first_attempt_at,
-            completed_at=self.completed_at,
-        )
+    @property
+    def delivery_id(self) -> str:
+        return self.record.delivery_id
 
 
 class OutcomeWriter:
@@ -100,15 +81,16 @@ class OutcomeWriter:
         while self._pending:
             group = self._pending[:MOST_PER_WRITE]
             async with self.db.unit_of_work() as session:
-                await repo.record_attempts(session, [outcome.row() for outcome in group])
+                await repo.record_attempts(session, [outcome.record for outcome in group])
             del self._pending[: len(group)]
             for outcome in group:
+                record = outcome.record
                 metrics.observe_webhook_attempt(
                     outcome.event_type,
-                    outcome.state,
-                    outcome.status_code,
-                    seconds=outcome.duration_ms / 1000,
+                    record.state,
+                    record.status_code,
+                    seconds=record.duration_ms / 1000,
                     created_at=outcome.created_at,
-                    now=outcome.completed_at or outcome.attempted_at,
+                    now=record.completed_at or record.attempted_at,
                 )
             self.recorded(group)
