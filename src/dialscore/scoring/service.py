@@ -3,6 +3,7 @@ numbers with the configured providers (core scoring), and score with the pure en
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -78,6 +79,11 @@ class ScoringItem:
     fields: Mapping[str, Any]
     phones: Sequence[ParsedPhone]
 
+    @functools.cached_property
+    def keys(self) -> tuple[str | None, str]:
+        """``(company_key, person_key)``, read once: indexing and evidence both ask."""
+        return number_keys(self.fields)
+
 
 def item(
     contact_id: str, fields: Mapping[str, Any], enriched: Sequence[EnrichedNumber] = ()
@@ -94,7 +100,7 @@ async def index_numbers(
         numbers = dict.fromkeys(p.e164 for p in it.phones if p.e164 is not None)
         if not numbers:
             continue
-        company, person = number_keys(it.fields)
+        company, person = it.keys
         rows += [
             {
                 "contact_id": it.contact_id,
@@ -185,8 +191,7 @@ async def evidence_for(
     people = await repo.people_per_company_number(session, client_id, numbers)
     out = []
     for it in items:
-        company = company_key(it.fields)
-        person = person_key(it.fields) if callees else ""
+        company, person = it.keys
         per_number = {}
         for phone in it.phones:
             if phone.e164 is None:
