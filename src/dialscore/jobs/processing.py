@@ -6,11 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
-
-from sqlalchemy.orm.attributes import set_committed_value
 
 from dialscore.enrichment.waterfall import (
     NO_DATA_FOUND,
@@ -23,6 +21,7 @@ from dialscore.jobs.lease import JobLease
 from dialscore.jobs.schemas import (
     ENRICHMENT_JOB_TYPES,
     TERMINAL_STATES,
+    ContactRow,
     present_callback_contact,
     present_contact,
 )
@@ -30,7 +29,7 @@ from dialscore.kit import metrics
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
-from dialscore.models import Contact, Job
+from dialscore.models import Job
 from dialscore.outbox import messages as outbox
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
@@ -55,7 +54,7 @@ class _Enriched:
 
 async def _enrich(
     job: Job,
-    batch: Sequence[Contact],
+    batch: Sequence[ContactRow],
     sources: Sequence[EnrichmentSource],
     collect_all: bool,
 ) -> list[_Enriched | None]:
@@ -93,7 +92,7 @@ async def _enrich(
 
 
 def _enriching(
-    job: Job, batch: Sequence[Contact], sources: Sequence[EnrichmentSource], collect_all: bool
+    job: Job, batch: Sequence[ContactRow], sources: Sequence[EnrichmentSource], collect_all: bool
 ) -> asyncio.Task[list[_Enriched | None]] | None:
     """The batch's enrichment, started; None for no batch."""
     if not batch:
@@ -115,7 +114,7 @@ async def _abandon(task: asyncio.Task[Any] | None) -> None:
         task.exception()  # retrieved: it is abandoned, whatever it raised
 
 
-def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
+def _rejected(contact: ContactRow, now: datetime) -> dict[str, Any]:
     return {
         "id": contact.id,
         "state": "rejected",
@@ -125,7 +124,7 @@ def _rejected(contact: Contact, now: datetime) -> dict[str, Any]:
 
 
 def _scored(
-    contact: Contact, score: ContactScore, enriched: _Enriched, now: datetime
+    contact: ContactRow, score: ContactScore, enriched: _Enriched, now: datetime
 ) -> dict[str, Any]:
     return {
         "id": contact.id,
@@ -141,22 +140,19 @@ def _scored(
     }
 
 
-def _apply(contacts: Sequence[Contact], results: list[dict[str, Any]]) -> list[Contact]:
-    """Brings the loaded contacts up to date with results saved by a bulk update (which does
-    not touch loaded objects); the scored ones, for their events."""
-    scored = []
-    for contact, result in zip(contacts, results, strict=True):
-        for name, value in result.items():
-            set_committed_value(contact, name, value)
-        if result["state"] == "scored":
-            scored.append(contact)
-    return scored
+def _apply(contacts: Sequence[ContactRow], results: list[dict[str, Any]]) -> list[ContactRow]:
+    """The scored contacts as their results were saved, for their events."""
+    return [
+        replace(contact, **{name: value for name, value in result.items() if name != "id"})
+        for contact, result in zip(contacts, results, strict=True)
+        if result["state"] == "scored"
+    ]
 
 
 async def _score_and_save(
     lease: JobLease,
     job: Job,
-    batch: Sequence[Contact],
+    batch: Sequence[ContactRow],
     found: list[_Enriched | None],
     *,
     parsed: Mapping[str, scoring.ScoringItem],

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, text, update
+from sqlalchemy import bindparam, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.jobs.schemas import ContactRow
+from dialscore.kit.db import table_of
 from dialscore.models import Contact, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
@@ -106,17 +109,20 @@ async def release_lease(session: AsyncSession, job_id: str, *, held: datetime) -
     )
 
 
+_CONTACT_ROW = [getattr(Contact, field.name) for field in fields(ContactRow)]
+
+
 async def pending_contacts(
     session: AsyncSession, job_id: str, limit: int, *, after: int | None = None
-) -> Sequence[Contact]:
+) -> list[ContactRow]:
     """The job's first ``limit`` pending contacts in order (``after``: past that ordinal)."""
     conditions = [Contact.job_id == job_id, Contact.state == "pending"]
     if after is not None:
         conditions.append(Contact.ordinal > after)
-    rows = await session.scalars(
-        select(Contact).where(*conditions).order_by(Contact.ordinal).limit(limit)
+    rows = await session.execute(
+        select(*_CONTACT_ROW).where(*conditions).order_by(Contact.ordinal).limit(limit)
     )
-    return rows.all()
+    return [ContactRow(*row) for row in rows]
 
 
 async def scored_contacts(session: AsyncSession, job_id: str) -> Sequence[Contact]:
@@ -140,12 +146,21 @@ async def pending_contact_fields(
 
 
 async def save_contact_results(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
-    """Bulk update by primary key; each row has ``id`` and the columns to set."""
-    if rows:
-        # The ORM sends one executemany per run of rows that set the same columns: rejected
-        # and scored contacts interleaved would cost a statement each.
-        ordered = sorted(rows, key=lambda row: tuple(sorted(row)))
-        await session.execute(update(Contact), ordered)
+    """Updates contacts by id, one statement (executemany) for each set of columns the rows
+    set; each row has ``id`` and the columns to set."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(sorted(name for name in row if name != "id"))].append(row)
+    table = table_of(Contact)
+    for names, group in groups.items():
+        statement = (
+            update(table)
+            .where(table.c.id == bindparam("b_id"))
+            .values({name: bindparam(f"b_{name}") for name in names})
+        )
+        await session.execute(
+            statement, [{f"b_{name}": value for name, value in row.items()} for row in group]
+        )
 
 
 async def record_progress(

@@ -4,6 +4,7 @@ return them, and the presenters that make them from stored rows (also for events
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -386,7 +387,33 @@ def present_job(job: Job) -> dict[str, Any]:
     }
 
 
-def present_contact(contact: Contact) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ContactRow:
+    """A contact as a job's processing reads, scores and presents it: its columns, without the
+    ORM's bookkeeping (a batch of them is read, updated and presented a few hundred at a
+    time)."""
+
+    id: str
+    job_id: str
+    client_id: str
+    user_id: str
+    ordinal: int
+    state: str
+    fields: dict[str, Any]
+    unmapped_fields: dict[str, Any]
+    phones: list[dict[str, Any]]
+    lead_status: str
+    best_phone: dict[str, Any] | None
+    enriched_types: list[str | None] | None
+    rejected_reason: str | None
+    enrichment_contact_id: str | None
+    callback_url: str | None
+    created_at: datetime
+    updated_at: datetime
+    scored_at: datetime | None
+
+
+def present_contact(contact: Contact | ContactRow) -> dict[str, Any]:
     """A contact in the shape of ``ContactOut``, for responses and events."""
     fields = contact.fields
     out: dict[str, Any] = {
@@ -420,7 +447,7 @@ def present_contact(contact: Contact) -> dict[str, Any]:
 _V2_ONLY = ("phones", "bestPhone")
 
 
-def present_callback_contact(contact: Contact) -> dict[str, Any]:
+def present_callback_contact(contact: Contact | ContactRow) -> dict[str, Any]:
     """A scored contact as its callback URL receives it (D27, P46): the version 1 flat shape,
     the version 2 contact without ``phones`` and ``bestPhone`` (the flat phone fields carry the
     first five numbers with their status, type, country and region), with ``callbackUrl`` and

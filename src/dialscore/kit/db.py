@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, event
+from sqlalchemy import BigInteger, DateTime, Table, event
 from sqlalchemy.engine import Connection, Dialect, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -68,6 +68,14 @@ class Credits(TypeDecorator[Decimal]):
     @property
     def python_type(self) -> type[Decimal]:
         return Decimal
+
+
+def table_of(model: type[Base]) -> Table:
+    """The table a model is mapped to, for statements run once with many rows (executemany),
+    which the ORM's bulk paths would first turn into objects' states."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
 
 
 def changed_rows(result: object) -> int:

@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    Table,
     Text,
     and_,
     bindparam,
@@ -25,8 +24,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from dialscore.kit.db import table_of
 from dialscore.models import (
-    Base,
     Client,
     Plan,
     User,
@@ -312,14 +311,7 @@ class AttemptRecord:
     completed_at: datetime | None
 
 
-def _table(model: type[Base]) -> Table:
-    """The table a model is mapped to, for statements that run once with many rows."""
-    table = model.__table__
-    assert isinstance(table, Table)
-    return table
-
-
-_DELIVERIES = _table(WebhookDelivery)
+_DELIVERIES = table_of(WebhookDelivery)
 _RECORD = (
     update(_DELIVERIES)
     .where(_DELIVERIES.c.id == bindparam("b_id"), _DELIVERIES.c.state == "pending")
@@ -369,7 +361,7 @@ async def record_attempts(session: AsyncSession, records: Sequence[AttemptRecord
         ],
     )
     await session.execute(
-        insert(_table(WebhookAttempt)),
+        insert(table_of(WebhookAttempt)),
         [
             {
                 "delivery_id": r.delivery_id,
