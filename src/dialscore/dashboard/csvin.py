@@ -18,6 +18,7 @@ from dialscore.dashboard.mapping import (
     IGNORE,
     PHONE_COUNTRY,
     PHONE_PREFIX,
+    UNKNOWN,
     offered,
     phone_choice,
     phone_columns,
@@ -211,7 +212,7 @@ def guess_mapping(header: Sequence[str]) -> list[str]:
     phones = [(i, m.phone_type) for i, m in enumerate(meanings) if m is not None and m.is_phone]
     ranked = sorted(phones, key=lambda phone: _DIAL_ORDER[phone[1]])
     for i, kind in ranked[: len(PHONE_SLOTS)]:
-        mapping[i] = phone_choice(kind or "unknown")
+        mapping[i] = phone_choice(kind or UNKNOWN)
     return mapping
 
 
@@ -272,7 +273,7 @@ def phone_damage(value: str, country: str | None) -> tuple[str | None, str | Non
             (
                 f"{text} is not a valid {region} number. If it is a national number that lost "
                 "its leading 0 (for example a UK mobile 07700 900123 saved as 7700900123), "
-                "give the number's country in a column mapped to the phone's Country field, "
+                f"choose \u201c{words().phone_country}\u201d for a column that gives it, "
                 "or format the column as Text and export again."
             ),
             False,
@@ -350,7 +351,7 @@ def build_contacts(table: Table, mapping: Sequence[str]) -> Contacts:
         if choice != IGNORE and (i in slot_of or not choice.startswith(PHONE_PREFIX))
     ]
     slots = {slot: i for slot, i, _ in phones}
-    types = {slot: None if kind == "unknown" else kind for slot, _, kind in phones}
+    types = {slot: None if kind == UNKNOWN else kind for slot, _, kind in phones}
     for index, row in enumerate(table.rows):
         if table.widths[index] > width and any(c.strip() for c in row[width:]):
             out.rejected[index] = (

@@ -20,16 +20,12 @@ from typing import Any
 from dialscore.dashboard.mapping import phone_columns
 from dialscore.dashboard.words import words
 from dialscore.jobs.repository import ResultRow
-from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS
-from dialscore.scoring.numbers import ENRICHED_TYPE, PHONE_SLOTS
+from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, PHONE_INPUT_FIELDS
+from dialscore.scoring.numbers import ENRICHED_TYPE
 
-LAYOUTS = ("results", "crm")
 # The contact input fields of an API job, as the API returns them: the phone slots with their
 # types and countries are not repeated, since the phone columns carry them from ``phones``.
-_PHONE_INPUTS = frozenset(
-    [*PHONE_SLOTS] + [f"{slot}{suffix}" for slot in PHONE_SLOTS for suffix in ("Type", "Country")]
-)
-API_FIELDS: tuple[str, ...] = tuple(f for f in CONTACT_INPUT_FIELDS if f not in _PHONE_INPUTS)
+API_FIELDS: tuple[str, ...] = tuple(f for f in CONTACT_INPUT_FIELDS if f not in PHONE_INPUT_FIELDS)
 SUMMARY = ("lead_status", "best_phone", "best_phone_status", "rejected_reason")
 PHONE_PARTS = ("phone", "phone_status", "phone_type", "phone_country", "phone_reasons")
 # Opened by a spreadsheet, a cell that starts with one of these is read as a formula.
@@ -37,10 +33,9 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # ... but a sign followed by nothing but digits and the punctuation of a phone number or a
 # number, and perhaps an extension ("x254", "ext. 15"), is arithmetic at worst: no function
 # and no link can be written with it.
-_PLAIN_NUMBER = re.compile(
-    r"[+-][0-9 ().\-/]*(?:(?:x|ext\.?|extension|#)\s*\d{1,8})?", re.IGNORECASE
-)
-_EXTENSION = re.compile(r"(?:\bx|ext\.?|extension|#)\s*\d{1,8}\s*$", re.IGNORECASE)
+_EXTENSION_TEXT = r"(?:x|ext\.?|extension|#)\s*\d{1,8}"
+_PLAIN_NUMBER = re.compile(rf"[+-][0-9 ().\-/]*(?:{_EXTENSION_TEXT})?", re.IGNORECASE)
+_EXTENSION = re.compile(rf"{_EXTENSION_TEXT}\s*$", re.IGNORECASE)
 # A rejected row's cells, in the file's order: (row index, cells, reason).
 Rejected = tuple[int, list[str], str]
 

@@ -108,8 +108,11 @@ async def show_job(
     summary = await _summary(session, job)
     page = PageRequest(_page_number(request.query_params.get("page")), CONTACTS_PER_PAGE)
     contacts, total = await service.job_contacts(session, user.principal, job.id, page)
-    rejected_total = await service.rejected_count(session, job)
-    rejected = await service.rejected_rows(session, job, limit=REJECTED_SHOWN)
+    # Every record of a job was either accepted or left out: its total says how many were.
+    left_out = max(0, job.total_count - job.accepted_count)
+    # A job from a file keeps the rows it left out (and the mapping that reads them).
+    kept = job.upload_mapping is not None
+    rejected = await service.rejected_rows(session, job, limit=REJECTED_SHOWN) if kept else []
     return render(
         request,
         "job.html",
@@ -123,8 +126,8 @@ async def show_job(
         finished=job.status in TERMINAL_STATES,
         progress=_progress(job),
         rejected=[_rejected_row(job, row) for row in rejected],
-        rejected_total=rejected_total,
-        api_rejected=_api_rejected(job),
+        left_out=left_out,
+        kept=kept,
     )
 
 
@@ -134,14 +137,6 @@ def _rejected_row(job: Job, row: tuple[int, list[str], str]) -> dict[str, Any]:
     index, cells, reason = row
     name, number = who_and_number(cells, job.upload_mapping or [])
     return {"row": index + 2, "name": name, "number": number, "reason": reason}
-
-
-def _api_rejected(job: Job) -> int:
-    """Records of an API submission rejected before the job: answered in the submission's
-    ``error.records``, not kept."""
-    if job.upload_columns is not None:
-        return 0
-    return max(0, job.total_count - job.accepted_count)
 
 
 @router.get("/jobs/{job_id}/progress")

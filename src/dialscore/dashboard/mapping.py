@@ -4,6 +4,7 @@ is, or left out; and which of the contact's phone slots each phone column fills.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from dialscore.dashboard.words import words
 from dialscore.scoring.numbers import PHONE_SLOTS
@@ -11,8 +12,9 @@ from dialscore.scoring.numbers import PHONE_SLOTS
 EXTRA = "extra"
 IGNORE = "ignore"
 PHONE_PREFIX = "phone:"
-# What a phone column may be chosen as; "unknown" leaves the type to the number itself.
-PHONE_KINDS = ("mobile", "direct", "hq", "other", "unknown")
+# What a phone column may be chosen as; UNKNOWN leaves the type to the number itself.
+UNKNOWN = "unknown"
+PHONE_KINDS = ("mobile", "direct", "hq", "other", UNKNOWN)
 # A column of the numbers' country, for numbers written without "+".
 PHONE_COUNTRY = "phoneCountry"
 
@@ -51,6 +53,7 @@ def who_and_number(cells: Sequence[str], mapping: Sequence[str]) -> tuple[str, s
     return name or cell("companyAccount"), next((n for n in numbers if n), "")
 
 
+@cache
 def offered() -> frozenset[str]:
     """Every choice a column may take."""
     fields = set(words().fields) | {PHONE_COUNTRY, EXTRA, IGNORE}
@@ -72,8 +75,8 @@ def grouped_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     the phones first, then the field groups, then keeping or leaving a column out."""
     w = words()
     groups: dict[str, list[tuple[str, str]]] = {group: [] for group in w.field_groups}
-    groups["Phones"] += [(phone_choice(k), w.phone_choices[k]) for k in PHONE_KINDS]
-    groups["Phones"].append((PHONE_COUNTRY, w.phone_country))
+    groups[w.phone_group] += [(phone_choice(k), w.phone_choices[k]) for k in PHONE_KINDS]
+    groups[w.phone_group].append((PHONE_COUNTRY, w.phone_country))
     for name, (label, group) in w.fields.items():
         groups[group].append((name, label))
     kept = [(value, label) for value, label in w.mapping_choices.items()]

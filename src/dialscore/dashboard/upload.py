@@ -51,7 +51,6 @@ from dialscore.uploads.schemas import Upload
 router = APIRouter()
 
 FILE_FIELD = "contacts"
-PREVIEW_ROWS = 5
 KINDS: tuple[Kind, ...] = ("scoring", "enrichment")
 TYPES = ("lightning", "core")
 # Changes when the kept summary's fields do, so that none kept before is read.

@@ -9,15 +9,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, JOB_TYPES
+from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, JOB_TYPES, PHONE_INPUT_FIELDS
 from dialscore.scoring.engine import PHONE_STATUSES
-from dialscore.scoring.numbers import ENRICHED_TYPE, PHONE_SLOTS
+from dialscore.scoring.numbers import ENRICHED_TYPE
 from dialscore.submissions import rules
-
-# The phone fields chosen per column as phone choices, not offered as fields of their own.
-PHONE_FIELDS = frozenset(
-    [*PHONE_SLOTS] + [f"{slot}{suffix}" for slot in PHONE_SLOTS for suffix in ("Type", "Country")]
-)
 
 
 @dataclass(frozen=True)
@@ -39,6 +34,7 @@ class Words:
     phone_types: dict[str, str]
     field_groups: list[str]
     phone_choices: dict[str, str]
+    phone_group: str
     phone_country: str
     other_choices: str
     fields: dict[str, tuple[str, str]]
@@ -111,8 +107,11 @@ def parse(data: dict[str, Any]) -> Words:
         phone_types=dict(data["phone_types"]),
         field_groups=list(data["field_groups"]),
         phone_choices={
-            k: v for k, v in data["phone_choices"].items() if k not in ("other_group", "country")
+            k: v
+            for k, v in data["phone_choices"].items()
+            if k not in ("group", "other_group", "country")
         },
+        phone_group=data["phone_choices"]["group"],
         phone_country=data["phone_choices"]["country"],
         other_choices=data["phone_choices"]["other_group"],
         fields={name: (e["label"], e["group"]) for name, e in data["fields"].items()},
@@ -144,9 +143,10 @@ def _check(words: Words) -> None:
     _same("modifiers", set(words.modifiers), {m for _, _, m in parts if m})
     _same("phone types", set(words.phone_types), {"mobile", "direct", "hq", "other", "enriched"})
     _same("phone choices", set(words.phone_choices), {"mobile", "direct", "hq", "other", "unknown"})
-    offered = {f for f in CONTACT_INPUT_FIELDS if f not in PHONE_FIELDS}
+    # The phone slots, types and countries are chosen per column as phones of some type.
+    offered = {f for f in CONTACT_INPUT_FIELDS if f not in PHONE_INPUT_FIELDS}
     _same("fields", set(words.fields), offered)
-    groups = {group for _, group in words.fields.values()} | {"Phones"}
+    groups = {group for _, group in words.fields.values()} | {words.phone_group}
     _same("field groups", set(words.field_groups), groups)
     _same("mapping choices", set(words.mapping_choices), {"extra", "ignore"})
     _same("rejection reasons", set(words.rejection_reasons), set(rules.REASONS))

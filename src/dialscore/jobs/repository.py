@@ -293,13 +293,6 @@ async def add_rejected_rows(
         )
 
 
-async def count_rejected_rows(session: AsyncSession, job_id: str) -> int:
-    count = await session.scalar(
-        select(func.count()).select_from(RejectedRow).where(RejectedRow.job_id == job_id)
-    )
-    return int(count or 0)
-
-
 async def rejected_rows(
     session: AsyncSession, job_id: str, *, after: int = -1, limit: int
 ) -> list[tuple[int, list[str], str]]:

@@ -161,13 +161,13 @@ class ContactInput(BaseModel):
 CONTACT_INPUT_FIELDS: tuple[str, ...] = tuple(
     name for name in ContactInput.model_fields if name != "unmappedFields"
 )
-# Input fields returned as they were submitted. Phone slots, their types and countries are
-# returned from the scored phones instead (D19: the flat fields mirror ``phones``).
-_PHONE_DERIVED = frozenset(
-    [*PHONE_SLOTS]
-    + [f"{s}{suffix}" for s in PHONE_SLOTS for suffix in ("Type", "Country", "Status", "Region")]
+# The phone slots with their types and countries: returned from the scored phones, not as
+# they were submitted (D19: the flat fields mirror ``phones``).
+PHONE_INPUT_FIELDS = frozenset(
+    [*PHONE_SLOTS] + [f"{s}{suffix}" for s in PHONE_SLOTS for suffix in ("Type", "Country")]
 )
-_PLAIN_FIELDS = tuple(f for f in CONTACT_INPUT_FIELDS if f not in _PHONE_DERIVED)
+# Input fields returned as they were submitted.
+_PLAIN_FIELDS = tuple(f for f in CONTACT_INPUT_FIELDS if f not in PHONE_INPUT_FIELDS)
 
 SourceQuery = Annotated[
     Literal["app", "api", "all"], Query(description="Where the jobs came from (D14)")

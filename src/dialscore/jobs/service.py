@@ -304,10 +304,6 @@ async def keep_upload(
     await repo.add_rejected_rows(session, job_id, rejected)
 
 
-async def rejected_count(session: AsyncSession, job: Job) -> int:
-    return await repo.count_rejected_rows(session, job.id)
-
-
 async def rejected_rows(
     session: AsyncSession, job: Job, *, limit: int
 ) -> list[tuple[int, list[str], str]]:

@@ -197,7 +197,7 @@ class Dispatcher:
     def busy(self) -> int:
         """Deliveries held here (waiting, in flight, or their attempt not yet recorded), and
         claims under way (their rows leased, not yet held)."""
-        return len(self._held) + len(self._inflight) + self._claiming
+        return len(self._held) + self._claiming
 
     # -- claiming ---------------------------------------------------------------------------------
 

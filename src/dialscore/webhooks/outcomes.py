@@ -58,9 +58,6 @@ class OutcomeWriter:
             self.write_pending, poll_seconds=retry_seconds, name="webhook attempt writer"
         )
 
-    def __len__(self) -> int:
-        return len(self._pending)
-
     def start(self) -> None:
         self.loop.start()
 
