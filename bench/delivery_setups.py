@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import psycopg
 import redis
 
-from embedded import BenchError, Deadline, cli, free_port, running_server, server_env
+from embedded import BenchError, Deadline, cli, free_port, running_server, server_env, stop
 
 # name: (label, worker processes; 0 for the embedded service)
 SETUPS: dict[str, tuple[str, int]] = {
@@ -152,17 +152,6 @@ def redis_namespace(url: str) -> Iterator[str]:
             raise BenchError(f"could not delete the keys {namespace}*: {exc}") from exc
         finally:
             client.close()
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within 15 s."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
 
 
 @contextmanager

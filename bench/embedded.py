@@ -93,14 +93,19 @@ def running_server(
         wait_until_up(process, port, deadline)
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
+        stop(process)
         log.close()
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 15 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
 
 
 def wait_until_up(process: subprocess.Popen[bytes], port: int, deadline: Deadline) -> None:

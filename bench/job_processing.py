@@ -1,0 +1,119 @@
+"""Processing alone: a job's submission and its scoring in this process, with no HTTP, no
+webhooks and nothing else running, on SQLite in a temporary directory.
+
+Submits ``--jobs`` jobs of ``--contacts`` contacts (one or two random US numbers each) through
+the submission service, then runs ``process_job`` on each, one after the other, and prints the
+CPU time of a submission and the contacts scored per second with the CPU time per 1000. Run it
+with another commit's ``src`` first on ``PYTHONPATH`` to compare, back to back.
+
+    .venv/bin/python bench/job_processing.py [--jobs 5] [--contacts 1000] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from dialscore.accounts import service as accounts
+from dialscore.accounts.schemas import Principal
+from dialscore.jobs import processing
+from dialscore.kit.clock import utcnow
+from dialscore.kit.db import Database
+from dialscore.migrations import upgrade
+from dialscore.models import OutboxMessage
+from dialscore.submissions import service as submissions
+
+
+def contacts(count: int, rng: random.Random) -> list[dict[str, Any]]:
+    made = []
+    for i in range(count):
+        contact = {
+            "firstName": f"F{rng.randrange(10**6)}",
+            "lastName": f"L{i}",
+            "companyAccount": f"Co {i % 50}",
+            "phone": f"+1415{rng.randint(200, 999)}{rng.randint(1000, 9999)}",
+        }
+        if i % 2:
+            contact["phone2"] = f"+1212{rng.randint(200, 999)}{rng.randint(1000, 9999)}"
+        made.append(contact)
+    return made
+
+
+async def measure(db: Database, jobs: int, size: int, rng: random.Random) -> None:
+    async with db.unit_of_work() as session:
+        client, user = await accounts.create_client(
+            session, name="Bench", plan="enterprise", credits=Decimal(10**9), admin_email=None
+        )
+        plan = await accounts.client_plan(session, client_id=client.id)
+    principal = Principal(user.id, client.id, "admin", None, plan)
+    ids = []
+    started = time.process_time()
+    for _ in range(jobs):
+        async with db.unit_of_work() as session:
+            submitted = await submissions.submit(
+                session,
+                principal=principal,
+                kind="scoring",
+                contacts=contacts(size, rng),
+                scoring_type="lightning",
+                name=None,
+                now=utcnow(),
+            )
+        ids.append(submitted.opened.job_id)
+    submitting = time.process_time() - started
+    async with db.read() as session:
+        messages = (await session.scalars(select(OutboxMessage))).all()
+    outbox = {m.payload["job_id"]: m.id for m in messages}
+    settings = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
+    clock, cpu = time.perf_counter(), time.process_time()
+    for job_id in ids:
+        assert job_id is not None
+        await processing.process_job(db, job_id=job_id, outbox_id=outbox[job_id], settings=settings)
+    wall, cpu = time.perf_counter() - clock, time.process_time() - cpu
+    scored = jobs * size
+    print(f"submission of {size} contacts: {submitting / jobs * 1000:.0f} ms CPU each")
+    print(
+        f"processing {scored} contacts: {scored / wall:,.0f} contacts/s, "
+        f"{cpu / scored * 1000:.3f} s CPU per 1000"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=5)
+    parser.add_argument("--contacts", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if not (1 <= args.jobs <= 100 and 1 <= args.contacts <= 50_000):
+        parser.error("--jobs must be 1..100 and --contacts 1..50000")
+    folder = Path(tempfile.mkdtemp(prefix="dialscore-processing-"))
+    try:
+        url = f"sqlite:///{folder / 'bench.db'}"
+        upgrade(url)
+        db = Database(url)
+
+        async def run() -> None:
+            try:
+                await measure(db, args.jobs, args.contacts, random.Random(args.seed))
+            finally:
+                await db.dispose()
+
+        asyncio.run(run())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
