@@ -2,9 +2,9 @@
 
 Starts the embedded service (``python -m dialscore serve`` on a free port of 127.0.0.1, SQLite
 in a temporary data directory, as the benches do), signs up a team with the admin CLI, fills
-it through the web app itself (an uploaded contact list, a job, a webhook, a key, a user),
-and saves ``docs/screenshots/<page>-<width>.png``. Needs Playwright and Debian's Chromium
-(``/usr/bin/chromium``), as the browser tests do.
+it through the web app itself (an uploaded contact list, a job, a webhook, a key, a user) and
+the API (calls to the job's numbers), and saves ``docs/screenshots/<page>-<width>.png``. Needs
+Playwright and Debian's Chromium (``/usr/bin/chromium``), as the browser tests do.
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--timeout 300]
 """
@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import httpx
 from playwright.sync_api import Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,13 +60,35 @@ def sign_up(env: dict[str, str], cwd: Path) -> tuple[str, str]:
     return email, str(created["apiKey"])
 
 
+# Calls a dialer reports after the job: (number, calls that reached the person, others).
+CALLS = (
+    ("+14155553190", 7, 21),
+    ("+14155552671", 4, 30),
+    ("+442079460958", 1, 44),
+    ("+12125550199", 0, 6),
+)
+
+
+def report_calls(base_url: str, api_key: str) -> None:
+    calls = []
+    for number, connects, others in CALLS:
+        outcomes = ["connected"] * connects + ["no_answer", "voicemail", "busy"] * others
+        calls += [{"number": number, "outcome": o} for o in outcomes[: connects + others]]
+    httpx.post(
+        f"{base_url}/api/public/v2/calls",
+        json={"calls": calls},
+        headers={"Authorization": f"Bearer {api_key}"},
+        timeout=30,
+    ).raise_for_status()
+
+
 def shoot(page: Page, out: Path, name: str) -> None:
     for width, (w, h) in WIDTHS.items():
         page.set_viewport_size({"width": w, "height": h})
         page.screenshot(path=out / f"{name}-{width}.png", full_page=True)
 
 
-def tour(page: Page, out: Path, email: str, data_dir: Path) -> None:
+def tour(page: Page, out: Path, email: str, api_key: str, data_dir: Path, base_url: str) -> None:
     page.goto("/app/sign-in")
     shoot(page, out, "sign-in")
     page.get_by_label("Email").fill(email)
@@ -109,6 +132,9 @@ def tour(page: Page, out: Path, email: str, data_dir: Path) -> None:
     shoot(page, out, "account")
     page.goto("/app/calls")
     shoot(page, out, "calls")
+    report_calls(base_url, api_key)
+    page.goto("/app/accuracy")
+    shoot(page, out, "accuracy")
 
 
 def main() -> int:
@@ -121,13 +147,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="dialscore-shots-") as temp:
         data_dir = Path(temp)
         env = server_env(data_dir / "var")
-        email, _ = sign_up(env, data_dir)
+        email, api_key = sign_up(env, data_dir)
         port = free_port()
         with running_server(env, data_dir, port, deadline), sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM)
-            context = browser.new_context(base_url=f"http://127.0.0.1:{port}")
+            base_url = f"http://127.0.0.1:{port}"
+            context = browser.new_context(base_url=base_url)
             context.set_default_timeout(30_000)
-            tour(context.new_page(), args.out, email, data_dir)
+            tour(context.new_page(), args.out, email, api_key, data_dir, base_url)
             browser.close()
     print(f"screenshots in {args.out}")
     return 0

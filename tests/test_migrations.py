@@ -12,9 +12,12 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
 
 from dialscore.kit.db import sync_url
 from dialscore.migrations import alembic_config, upgrade
+from dialscore.models import Base
 from tests.conftest import DATABASES
 from tests.processes import fresh_postgres_database
 from tests.test_imports import rows_of
@@ -321,3 +324,40 @@ def test_migration_0015_keeps_uploaded_files_byte_for_byte(empty_url: str) -> No
         sql(url, "SELECT count(*) FROM uploads")
     upgrade(url)
     assert sql(url, "SELECT count(*) FROM uploads") == [(0,)]
+
+
+# -- 0016: the score report's indexes ---------------------------------------------------------
+
+
+def indexes_of(url: str, table: str) -> set[str]:
+    engine = sa.create_engine(sync_url(url))
+    try:
+        with engine.connect() as conn:
+            return {index["name"] or "" for index in sa.inspect(conn).get_indexes(table)}
+    finally:
+        engine.dispose()
+
+
+def test_migration_0016_indexes_scored_contacts_and_calls_by_time(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url, "0016")
+    assert "ix_contacts_user_scored" in indexes_of(url, "contacts")
+    assert "ix_call_outcomes_client_called" in indexes_of(url, "call_outcomes")
+    command.downgrade(alembic_config(url), "0015")
+    assert "ix_contacts_user_scored" not in indexes_of(url, "contacts")
+    assert "ix_call_outcomes_client_called" not in indexes_of(url, "call_outcomes")
+    assert "ix_call_outcomes_client_number" in indexes_of(url, "call_outcomes")
+
+
+def test_the_models_are_what_the_migrations_make(empty_url: str) -> None:
+    """Tables, columns, types and indexes of the newest migration are the models': a model
+    changed without a migration (or the reverse) is found here, on both databases."""
+    url = empty_url
+    upgrade(url)
+    engine = sa.create_engine(sync_url(url))
+    try:
+        with engine.connect() as conn:
+            differences = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    finally:
+        engine.dispose()
+    assert differences == []

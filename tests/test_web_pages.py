@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import httpx
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser import Team, sign_in
+from tests.support import V2
 
 WIDTHS = ((375, 812), (1440, 900))
 BLOCKING = ("serious", "critical")
@@ -37,9 +39,9 @@ def problems(page: Page, axe: Axe, where: str) -> list[str]:
     return found
 
 
-def fill_the_team(page: Page, tmp_path: Path) -> dict[str, str]:
-    """A job from an uploaded file with rejected rows, an upload half done, a webhook and a
-    key: the pages worth looking at, by name."""
+def fill_the_team(page: Page, team: Team, tmp_path: Path) -> dict[str, str]:
+    """A job from an uploaded file with rejected rows, calls reported to its numbers, an
+    upload half done, a webhook and a key: the pages worth looking at, by name."""
     path = tmp_path / "Spring_fair_2026_contacts_export_final_v2.csv"
     path.write_text(CONTACTS, encoding="utf-8")
     pages: dict[str, str] = {"upload": "/app/upload"}
@@ -57,6 +59,16 @@ def fill_the_team(page: Page, tmp_path: Path) -> dict[str, str]:
     pages["job"] = page.url
     expect(page.get_by_role("link", name="Download results (CSV)")).to_be_visible(timeout=60_000)
 
+    # Calls to Ada's numbers after the scoring, enough for the accuracy page to judge and draw.
+    calls = [{"number": "+14155552671", "outcome": "connected"}] * 3
+    calls += [{"number": "+14155552671", "outcome": "no_answer"}] * 17
+    calls += [{"number": "+12125550199", "outcome": "busy"}] * 5
+    reported = httpx.post(
+        f"{team.base_url}{V2}/calls", json={"calls": calls}, headers=team.admin.headers, timeout=10
+    )
+    assert reported.json()["data"]["acceptedRecordCount"] == len(calls), reported.text
+    page.goto("/app/accuracy")
+    expect(page.get_by_role("img", name="Share of calls that reached the person")).to_be_visible()
     page.goto("/app/webhooks")
     page.get_by_label("Name").fill("CRM")
     page.get_by_label("URL").fill("http://127.0.0.1:9/hooks/dialscore")
@@ -82,6 +94,7 @@ def fill_the_team(page: Page, tmp_path: Path) -> dict[str, str]:
         "jobs": "/app/jobs",
         "calls": "/app/calls",
         "account": "/app/account",
+        "accuracy": "/app/accuracy",
         "sign-out": "/app/sign-out",
         "not-found": "/app/no-such-page",
     }
@@ -93,7 +106,7 @@ def test_no_page_is_wider_than_the_screen_or_blocks_a_person_using_assistive_tec
 ) -> None:
     axe = Axe()
     sign_in(page, team.admin_email)
-    pages = fill_the_team(page, tmp_path)
+    pages = fill_the_team(page, team, tmp_path)
     found: list[str] = []
     for width, height in WIDTHS:
         page.set_viewport_size({"width": width, "height": height})

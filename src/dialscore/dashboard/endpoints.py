@@ -8,7 +8,17 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from dialscore.dashboard import account, auth, calls, jobs, keys, upload, users, webhooks
+from dialscore.dashboard import (
+    account,
+    accuracy,
+    auth,
+    calls,
+    jobs,
+    keys,
+    upload,
+    users,
+    webhooks,
+)
 from dialscore.dashboard.web import (
     PREFIX,
     FormExpired,
@@ -51,7 +61,7 @@ def install(app: FastAPI) -> None:
     async def home() -> RedirectResponse:
         return RedirectResponse(f"{PREFIX}/jobs", status_code=303)
 
-    for pages in (auth, jobs, upload, keys, users, account, webhooks, calls):
+    for pages in (auth, jobs, upload, keys, users, account, webhooks, calls, accuracy):
         router.include_router(pages.router)
 
     @router.api_route("/{rest:path}", methods=["GET", "POST"])

@@ -53,6 +53,8 @@ class Contact(Base):
             "first_initial",
             "last_name_key",
         ),
+        # A user's scored contacts in time order: the score report (accuracy/).
+        Index("ix_contacts_user_scored", "user_id", "scored_at"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)

@@ -46,7 +46,11 @@ class CallOutcome(Base):
     """One call a client reported; evidence for that client's numbers only."""
 
     __tablename__ = "call_outcomes"
-    __table_args__ = (Index("ix_call_outcomes_client_number", "client_id", "number", "called_at"),)
+    __table_args__ = (
+        Index("ix_call_outcomes_client_number", "client_id", "number", "called_at"),
+        # A client's calls since a time: the score report (accuracy/).
+        Index("ix_call_outcomes_client_called", "client_id", "called_at"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     client_id: Mapped[str] = mapped_column(String(36))

@@ -1,0 +1,1 @@
+"""How the scores held up: the calls reported after a number was scored, against its score."""
