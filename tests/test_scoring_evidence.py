@@ -16,6 +16,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import event, func, select
 
+from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Base, Database
 from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
 from dialscore.scoring import repository as scoring_repo
@@ -283,6 +284,99 @@ async def test_wrong_numbers_about_one_person_stay_with_that_person(
     assert statuses[0] == "na - auth"
     assert statuses[1] == "p2 - h"
     assert not statuses[2].startswith("na")
+
+
+# -- a number reported as the wrong one (D28) --------------------------------------------------
+
+REPORTED = NOW - timedelta(days=3)
+REPORTED_ON = "reported a wrong number on 2025-06-12"
+
+
+async def test_a_wrong_number_for_no_contact_counts_on_a_number_no_one_else_carries(
+    db: Database, tenant: Tenant
+) -> None:
+    # US is Ann's alone (twice: she is in two lists); Bob, of another company, carries
+    # US_OTHER too; US_THIRD is Cy's, of no known company.
+    ann = item([US, US_OTHER], companyAccount="Acme")
+    ann_again = item([US], companyAccount="Acme Inc")
+    bob = item([US_OTHER], firstName="Bob", lastName="Ray", companyAccount="Other Co")
+    cy = item([US_THIRD], firstName="Cy", lastName="Fox")
+    await index(db, tenant.client_id, [ann, ann_again, bob, cy])
+    await insert(
+        db,
+        *(outcome(tenant.client_id, n, "wrong_number", REPORTED) for n in (US, US_OTHER, US_THIRD)),
+    )
+    (for_ann, for_bob) = await evidence_of(db, tenant.client_id, [ann, bob])
+    assert [(e.carried_by_others, e.shared_with) for e in for_ann.values()] == [
+        (False, 0),
+        (True, 0),
+    ]
+    assert for_bob[US_OTHER].carried_by_others
+    assert [(c.person, c.named) for c in for_ann[US].calls] == [(None, False)]
+
+    scores = await scores_of(db, tenant.client_id, [ann, bob, cy])
+    ann_phones = by_number(scores[0])
+    assert ann_phones[US]["status"] == "na - auth"
+    assert ann_phones[US]["reasons"][0] == REPORTED_ON
+    assert ann_phones[US]["connectRate"] is None
+    for phone in (ann_phones[US_OTHER], by_number(scores[1])[US_OTHER]):
+        assert not phone["status"].startswith("na"), phone
+        assert not phone["reasons"][0].startswith("reported a wrong number")
+    assert by_number(scores[2])[US_THIRD]["status"] == "na - auth"
+
+
+async def test_a_wrong_number_for_a_contact_stays_with_that_contact(
+    db: Database, tenant: Tenant
+) -> None:
+    # Ann and Bob carry the same number, US_THIRD is Bob's alone; Ann, Dee and Eve have no
+    # name, only a profile.
+    ann = item([US], firstName="", lastName="", linkedInUrl="linkedin.com/in/ann")
+    bob = item([US, US_THIRD], firstName="Bob", lastName="Ray")
+    dee = item([US_OTHER], firstName="", lastName="", linkedInUrl="linkedin.com/in/dee")
+    eve = item([US_OTHER], firstName="", lastName="", linkedInUrl="linkedin.com/in/eve")
+    # Never indexed: a contact with no number of its own.
+    absent = str(uuid.uuid4())
+    await index(db, tenant.client_id, [ann, bob, dee, eve])
+    await insert(
+        db,
+        outcome(tenant.client_id, US, "wrong_number", REPORTED, contact_id=ann.contact_id),
+        outcome(tenant.client_id, US_OTHER, "wrong_number", REPORTED),
+        outcome(tenant.client_id, US_THIRD, "wrong_number", REPORTED, contact_id=absent),
+    )
+    (for_ann, for_bob, for_dee) = await evidence_of(db, tenant.client_id, [ann, bob, dee])
+    # Ann's own report, though her name is not known; for Bob, a contact not known by name,
+    # on his shared number and on his own.
+    assert [(c.person, c.named) for c in for_ann[US].calls] == [("same", True)]
+    assert [(c.person, c.named) for c in for_bob[US].calls] == [(None, True)]
+    assert [(c.person, c.named) for c in for_bob[US_THIRD].calls] == [(None, True)]
+    assert not for_bob[US_THIRD].carried_by_others
+    # Contacts without a name are told apart by their ids.
+    assert for_dee[US_OTHER].carried_by_others
+    scores = await scores_of(db, tenant.client_id, [ann, bob, dee])
+    phones = [by_number(score) for score in scores]
+    assert phones[0][US]["status"] == "na - auth"
+    assert phones[0][US]["reasons"][0] == REPORTED_ON
+    for status in (phones[1][US]["status"], phones[1][US_THIRD]["status"]):
+        assert not status.startswith("na"), status
+    assert not phones[2][US_OTHER]["status"].startswith("na")
+
+
+async def test_a_later_connect_for_the_contact_lifts_a_wrong_number(
+    db: Database, tenant: Tenant
+) -> None:
+    ann = item([US, US_OTHER], companyAccount="Acme")
+    await index(db, tenant.client_id, [ann])
+    await insert(
+        db,
+        outcome(tenant.client_id, US, "wrong_number", REPORTED, contact_id=ann.contact_id),
+        outcome(tenant.client_id, US, "right_party", REPORTED + timedelta(days=1)),
+        outcome(tenant.client_id, US_OTHER, "wrong_number", REPORTED - timedelta(days=181)),
+    )
+    (score,) = await scores_of(db, tenant.client_id, [ann])
+    phones = by_number(score)
+    for number in (US, US_OTHER):
+        assert not phones[number]["status"].startswith("na"), phones[number]
+        assert not phones[number]["reasons"][0].startswith("reported a wrong number")
 
 
 async def test_shared_by_company_domain(db: Database, tenant: Tenant) -> None:
@@ -583,6 +677,52 @@ async def test_evidence_reaches_the_api(
         assert "shared with 1 other person" in phone["reasons"]
         assert shared["leadStatus"] == "P2"
         assert shared["bestPhone"] == {"number": US_FOURTH, "status": "p2 - h", "ivrPath": None}
+
+
+async def test_a_number_reported_as_the_wrong_one_through_the_api_is_na_auth(
+    app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    await insert(db, NumberBlock(prefix="4155552", category="wireless"))
+    contacts = [contact("Ann", "Lee", US, phone2=UK_MOBILE), contact("Bob", "Ray", US_FOURTH)]
+    response = await submit(api, tenant, contacts)
+    assert response.status_code == 200, response.text
+    job_id = response.json()["data"]["jobId"]
+    await settle(app)
+    body = (await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)).json()
+    ann, bob = body["data"]["contacts"]
+    assert [p["status"] for p in ann["phones"]] == ["p1", "p1"]
+    assert not bob["phones"][0]["status"].startswith("na")
+
+    # A rep heard that US is no longer Ann's; and, for no contact, that Bob's number (his
+    # alone) is someone else's. Then the job is scored again.
+    at = (utcnow() - timedelta(days=10)).replace(hour=9, minute=0, second=0, microsecond=0)
+    calls = [
+        {"number": US, "outcome": "wrong_number", "contactId": ann["id"]},
+        {"number": US_FOURTH, "outcome": "wrong_number"},
+    ]
+    calls = [{**call, "calledAt": at.isoformat()} for call in calls]
+    reported = await api.post(f"{V2}/calls", json={"calls": calls}, headers=tenant.headers)
+    assert reported.status_code == 200, reported.text
+    assert reported.json()["data"]["acceptedRecordCount"] == 2
+    rescored = await api.post(f"{V2}/jobs/{job_id}/rescore", headers=tenant.headers)
+    assert rescored.status_code == 200, rescored.text
+    await settle(app)
+    again = rescored.json()["data"]["jobId"]
+    body = (await api.get(f"{V2}/jobs/{again}/contacts", headers=tenant.headers)).json()
+    ann, bob = body["data"]["contacts"]
+
+    reason = f"reported a wrong number on {at.date().isoformat()}"
+    wrong, mobile = ann["phones"]
+    assert (wrong["number"], wrong["status"], wrong["connectRate"]) == (US, "na - auth", None)
+    assert wrong["reasons"][0] == reason
+    assert ann["phoneStatus"] == "na - auth"
+    assert mobile["status"] == "p1"
+    assert ann["leadStatus"] == "P1"
+    assert ann["bestPhone"] == {"number": UK_MOBILE, "status": "p1", "ivrPath": None}
+    (bobs,) = bob["phones"]
+    assert (bobs["status"], bobs["reasons"][0]) == ("na - auth", reason)
+    assert bob["leadStatus"] == "Needs Attention"
+    assert bob["bestPhone"] is None
 
 
 # -- the client's rate scale (P90) ---------------------------------------------------------------

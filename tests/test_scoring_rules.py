@@ -19,7 +19,9 @@ from dialscore.scoring import lines
 from dialscore.scoring.engine import (
     P1_FLOOR,
     P2_FLOOR,
+    WRONG_NUMBER_DAYS,
     PhoneScore,
+    connect_rate,
     score_parsed,
     score_phone,
     tally_calls,
@@ -453,15 +455,21 @@ def test_disconnects_separated_by_an_answer_do_not_add_up() -> None:
     assert tier(score(US, calls=history).status) != "na"
 
 
+# Reports older than WRONG_NUMBER_DAYS are the line model's evidence alone (D28).
+OLD = WRONG_NUMBER_DAYS + 20
+
+
 def test_repeated_wrong_numbers_are_na_auth() -> None:
-    result = score(US, block="wireless", calls=calls("connected", "wrong_number", "wrong_number"))
+    history = calls("connected", "wrong_number", "wrong_number", days_ago=OLD)
+    result = score(US, block="wireless", calls=history)
     assert result.status == "na - auth"
     assert has_reason(result, "likely someone else's number now")
+    assert not has_reason(result, "reported a wrong number on")
     assert result.probability == 0.0
 
 
 def test_one_wrong_number_weighs_against_the_number() -> None:
-    result = score(US, block="wireless", calls=calls("wrong_number"))
+    result = score(US, block="wireless", calls=calls("wrong_number", days_ago=OLD))
     assert result.probability < score(US, block="wireless").probability / 2
     assert has_reason(result, "likely someone else's number now")
 
@@ -496,6 +504,196 @@ def test_unattributed_wrong_numbers_on_a_shared_line_weigh_half() -> None:
     shared = lines.belief("switchboard", history, NOW, shared=True)
     assert shared.other < alone.other
     assert shared.connect_rate > alone.connect_rate
+
+
+# -- a number reported as the wrong one (D28) ----------------------------------------------------
+
+# 2025-06-16 15:00 UTC, 21 hours before NOW.
+REPORTED_AT = MIDNIGHT + DAY + 15 * 3600
+REPORTED_ON = "reported a wrong number on 2025-06-16"
+
+
+def reported(
+    person: str | None = "same", at: float = REPORTED_AT, outcome: str = "wrong_number"
+) -> Call:
+    """A call reported for a contact: this one ("same"), another ("other"), or one whose name
+    is not known (None)."""
+    return Call(outcome, at, person=person, named=True)
+
+
+def unnamed(at: float = REPORTED_AT, outcome: str = "wrong_number") -> Call:
+    """A call reported for no contact."""
+    return Call(outcome, at)
+
+
+def forced(result: PhoneScore) -> bool:
+    """Whether a wrong-number report made the status (D28), not the estimate."""
+    return result.reasons[0].startswith("reported a wrong number on")
+
+
+def test_reported_at_is_the_day_the_reason_names() -> None:
+    moment = datetime.fromtimestamp(REPORTED_AT, UTC)
+    assert (moment.date().isoformat(), moment.hour) == ("2025-06-16", 15)
+    assert NOW - DAY < REPORTED_AT < NOW
+
+
+def test_a_fresh_wrong_number_for_this_contact_is_na_auth_with_its_date() -> None:
+    # A mobile that connected well all year: whatever its estimate.
+    connects = tuple(Call("connected", ago(d)) for d in range(300, 10, -30))
+    assert score(US, block="wireless", calls=connects).status == "p1"
+    result = score(US, block="wireless", calls=(*connects, reported("same")))
+    assert result.status == "na - auth"
+    assert result.reasons[0] == REPORTED_ON
+    assert result.probability == 0.0
+    assert connect_rate(result) is None
+    # On a line that reaches several people too: the report named this contact.
+    shared = score(US, "hq", shared_with=3, carried_by_others=True, calls=(reported("same"),))
+    assert shared.status == "na - auth"
+    assert shared.reasons[0] == REPORTED_ON
+
+
+def test_a_fresh_wrong_number_for_no_contact_on_a_number_no_one_else_carries_is_na_auth() -> None:
+    result = score(US, block="wireless", calls=(unnamed(),))
+    assert result.status == "na - auth"
+    assert result.reasons[0] == REPORTED_ON
+    assert result.probability == 0.0
+
+
+@pytest.mark.parametrize(
+    "others", [{"carried_by_others": True}, {"shared_with": 1, "carried_by_others": True}]
+)
+def test_a_wrong_number_for_no_contact_on_a_number_others_carry_is_not_forced(
+    others: dict[str, Any],
+) -> None:
+    result = score(US, block="wireless", calls=(unnamed(),), **others)
+    assert not forced(result)
+    assert tier(result.status) != "na"
+    # The line model weighs it, as a call about no one in particular.
+    assert result.reasons[-1].startswith("1 reported call, 0 connected")
+
+
+@pytest.mark.parametrize("person", ["other", None])
+def test_a_wrong_number_for_another_contact_is_not_forced(person: str | None) -> None:
+    # None: reported for a contact whose name is not known, which is not this contact.
+    result = score(US, block="wireless", calls=(reported(person),))
+    assert not forced(result)
+    assert tier(result.status) != "na"
+
+
+@pytest.mark.parametrize("days", [WRONG_NUMBER_DAYS + 1, 400])
+def test_a_wrong_number_older_than_180_days_is_evidence_only(days: float) -> None:
+    for call in (reported("same", ago(days)), unnamed(ago(days))):
+        result = score(US, block="wireless", calls=(call,))
+        assert not forced(result)
+        # The line model's estimate, low but not na.
+        assert tier(result.status) in ("p2", "p3")
+        assert has_reason(result, "likely someone else's number now")
+        assert result.reasons[-1].startswith("1 reported call, 0 connected")
+
+
+def test_a_wrong_number_180_days_old_still_counts() -> None:
+    result = score(US, block="wireless", calls=(reported("same", ago(WRONG_NUMBER_DAYS)),))
+    assert result.status == "na - auth"
+
+
+@pytest.mark.parametrize("later", ["connected", "right_party", "voicemail_name_match"])
+def test_a_later_call_that_finds_the_contact_lifts_the_report(later: str) -> None:
+    for report, found in [
+        (reported("same"), reported("same", REPORTED_AT + 3600, later)),
+        (unnamed(), unnamed(REPORTED_AT + 3600, later)),
+        (reported("same"), unnamed(REPORTED_AT + 3600, later)),
+        (unnamed(), reported("same", REPORTED_AT + 3600, later)),
+    ]:
+        result = score(US, block="wireless", calls=(report, found))
+        assert not forced(result), (report, found)
+        assert result.status != "na - auth"
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        reported("other", REPORTED_AT + 3600, "connected"),
+        reported(None, REPORTED_AT + 3600, "right_party"),
+        reported("same", REPORTED_AT + 3600, "voicemail"),
+        reported("same", REPORTED_AT - 3600, "connected"),
+    ],
+)
+def test_calls_that_do_not_find_the_contact_after_it_leave_the_report(later: Call) -> None:
+    history = tuple(sorted((reported("same"), later), key=lambda c: c.at))
+    result = score(US, block="wireless", calls=history)
+    assert result.status == "na - auth"
+    assert result.reasons[0] == REPORTED_ON
+
+
+def test_on_a_number_others_carry_a_connect_for_no_contact_does_not_lift_the_report() -> None:
+    history = (reported("same"), unnamed(REPORTED_AT + 3600, "connected"))
+    result = score(US, block="wireless", calls=history, carried_by_others=True)
+    assert result.status == "na - auth"
+
+
+def test_the_reason_names_the_latest_report_that_stands() -> None:
+    history = (
+        reported("same", ago(60)),
+        reported("same", ago(40), "right_party"),
+        reported("same"),
+        reported("same", REPORTED_AT + 600, "no_answer"),
+    )
+    result = score(US, block="wireless", calls=history)
+    assert result.status == "na - auth"
+    assert result.reasons[0] == REPORTED_ON
+
+
+def test_a_reported_wrong_number_wins_over_dnc_and_keeps_the_other_reasons() -> None:
+    history = (Call("ivr", REPORTED_AT - 3600, "1"), reported("same"))
+    result = score(US, block="landline", dnc_lists=("federal",), calls=history)
+    assert result.status == "na - auth"
+    assert result.reasons[:4] == (
+        REPORTED_ON,
+        "number block: landline",
+        "on do-not-call list federal",
+        "dial tree (path 1)",
+    )
+    # The estimate it overrides.
+    assert result.reasons[-1].startswith("2 reported calls, 0 connected: estimated connect rate")
+    assert result.ivr_path == "1"
+    assert result.probability == 0.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "evidence", "status"),
+    [
+        ("+14155550123", {}, "na"),
+        (US, {"verification": Verification("acme", "mobile", valid=False)}, "na"),
+    ],
+)
+def test_hard_evidence_that_the_number_does_not_work_comes_first(
+    raw: str, evidence: dict[str, Any], status: str
+) -> None:
+    assert score(raw, calls=(reported("same"),), **evidence).status == status
+
+
+def test_a_number_found_disconnected_after_the_report_is_na() -> None:
+    history = (
+        reported("same"),
+        Call("disconnected", REPORTED_AT + 3600),
+        Call("disconnected", NOW),
+    )
+    result = score(US, calls=history)
+    assert result.status == "na"
+    assert result.reasons[0] == "reported disconnected on two different days"
+
+
+def test_a_reported_wrong_number_leaves_the_contacts_other_numbers_to_dial() -> None:
+    result = contact_score(
+        {"phone": US, "phone2": UK_MOBILE},
+        {US: NumberEvidence(block="wireless", calls=(reported("same"),))},
+    )
+    first, second = result.phones
+    assert (first["status"], first["connectRate"]) == ("na - auth", None)
+    assert first["reasons"][0] == REPORTED_ON
+    assert second["status"] == "p1"
+    assert result.lead_status == "P1"
+    assert result.best_phone == {"number": UK_MOBILE, "status": "p1", "ivrPath": None}
 
 
 def test_dnc_request_marks_dnc() -> None:
@@ -702,7 +900,9 @@ def number_evidence(draw: st.DrawFn) -> NumberEvidence:
                 st.sampled_from(OUTCOMES),
                 st.floats(min_value=NOW - 800 * DAY, max_value=NOW + 30 * DAY),
                 st.one_of(st.none(), st.sampled_from(["1", "2,3", "0#"])),
-            ),
+                st.sampled_from(["same", "other", None]),
+                st.booleans(),
+            ).map(lambda c: replace(c, named=c.named or c.person is not None)),
             max_size=12,
         )
     )
@@ -718,11 +918,13 @@ def number_evidence(draw: st.DrawFn) -> NumberEvidence:
             ),
         )
     )
+    shared_with = draw(st.integers(min_value=0, max_value=4))
     return NumberEvidence(
         block=draw(st.one_of(st.none(), st.sampled_from(BLOCK_CATEGORIES))),
         dnc_lists=tuple(draw(st.lists(st.sampled_from(["federal", "state"]), unique=True))),
         calls=tuple(sorted(history, key=lambda c: c.at)),
-        shared_with=draw(st.integers(min_value=0, max_value=4)),
+        shared_with=shared_with,
+        carried_by_others=shared_with > 0 or draw(st.booleans()),
         company_line=draw(st.booleans()),
         directory_ivr_path=draw(st.one_of(st.none(), st.just("1,0"))),
         verification=verification,
@@ -765,6 +967,25 @@ def test_na_always_has_probability_zero(
     result = score_phone(parse(raw, hint), evidence, NOW)
     if tier(result.status) == "na":
         assert result.probability == 0.0
+
+
+@given(st.sampled_from(SAMPLE_NUMBERS), st.sampled_from(HINTS), st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_fresh_wrong_number_for_this_contact_as_the_latest_call_is_always_na_auth(
+    raw: str, hint: str | None, data: st.DataObject
+) -> None:
+    evidence = data.draw(number_evidence())
+    phone = parse(raw, hint)
+    latest = max([NOW - DAY, *(c.at + 1 for c in evidence.calls)])
+    report = reported("same", latest)
+    result = score_phone(phone, replace(evidence, calls=(*evidence.calls, report)), NOW)
+    works = evidence.verification is None or evidence.verification.valid
+    if phone.valid and fictional_reason(phone) is None and works:
+        assert result.status == "na - auth"
+        day = datetime.fromtimestamp(latest, UTC).date().isoformat()
+        assert result.reasons[0] == f"reported a wrong number on {day}"
+    else:
+        assert tier(result.status) == "na"
 
 
 def test_na_dnc_from_a_listed_landline_has_probability_zero() -> None:
@@ -1065,6 +1286,14 @@ def test_the_scale_moves_the_estimate_and_says_so() -> None:
     assert "client's calls" not in plain.reasons[-1]
     # The hard rules do not move.
     assert score_phone(parse("+10000000000"), NumberEvidence(), NOW, rate_scale=1.5).status == "na"
+
+
+def test_the_calls_of_a_number_reported_as_the_wrong_one_are_tallied() -> None:
+    # The hard rule (D28) decides the status, not what the model learns from the calls.
+    history = (Call("connected", ago(3)), unnamed())
+    assert score(UK_MOBILE, calls=history).status == "na - auth"
+    tally = tally_calls([(UK_MOBILE, NumberEvidence(calls=history))], NOW)
+    assert (tally.calls, tally.observed) == (2, 1)
 
 
 def test_tally_calls_skips_numbers_without_calls() -> None:

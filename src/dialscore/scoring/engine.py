@@ -15,14 +15,17 @@ Each number gets an estimate of the probability that a call reaches the person:
 3. cut into tiers at ``P1_FLOOR`` and ``P2_FLOOR``; under ``NA_FLOOR`` the number is ``na``.
 
 Hard evidence overrides the estimate: invalid and fictional numbers, and numbers
-disconnected on two different days are ``na``. Modifiers add what a caller must know: on a
-do-not-call list (``dnc``), a dial tree (``ivr``), a switchboard (``h``), screened (``sf``)."""
+disconnected on two different days are ``na``; a number reported as the wrong one for the
+person in the last 180 days, and not found theirs since, is ``na - auth`` (D28). Modifiers
+add what a caller must know: on a do-not-call list (``dnc``), a dial tree (``ivr``), a
+switchboard (``h``), screened (``sf``)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from dialscore.phones import LineType
@@ -61,6 +64,11 @@ HQ_HINT = "given as a company line"
 # A screened call among the latest calls marks sf.
 RECENT_CALLS = 5
 DISCONNECTED_DAYS_FOR_NA = 2
+# A wrong_number about the person this recent makes the number na - auth (D28); an older one
+# is evidence for the line model only.
+WRONG_NUMBER_DAYS = 180
+# Calls about the person after a wrong_number that say the number is theirs after all.
+_OWNERSHIP_CALLS = frozenset({"connected", "right_party", "voicemail_name_match"})
 # A scale of the live rates this far from 1 is named in the reasons.
 SCALE_NOTE = 0.05
 
@@ -153,6 +161,23 @@ def _disconnected(calls: Sequence[Call]) -> bool:
         elif call.outcome not in ("no_answer", "busy"):
             break
     return len(days) >= DISCONNECTED_DAYS_FOR_NA
+
+
+def _reported_wrong(calls: Sequence[Call], now: float, alone: bool) -> float | None:
+    """When the number was last reported as the wrong one for the person, within
+    ``WRONG_NUMBER_DAYS`` and with no call since that found them there; else None (D28). A
+    call is about the person when reported for them, or, on a number no one else in the
+    client's data carries (``alone``), when reported for no contact at all."""
+    since = now - WRONG_NUMBER_DAYS * DAY
+    for call in reversed(calls):
+        if call.at < since:
+            return None
+        if call.person == "same" or (alone and call.person is None and not call.named):
+            if call.outcome == "wrong_number":
+                return call.at
+            if call.outcome in _OWNERSHIP_CALLS:
+                return None
+    return None
 
 
 def _status(tier: str, modifier: str | None) -> str:
@@ -283,6 +308,16 @@ def score_phone(
         reasons.append(
             f"no calls reported: expected connect rate {_percent(probability)}{_scaled(rate_scale)}"
         )
+    if counts["wrong_number"]:
+        # Someone else's number now, whatever the estimate (which the reasons still give, as
+        # the tally still counts the calls): calling it is what consent rules forbid. No
+        # modifier, not even dnc, as below; the list stays among the reasons.
+        alone = not (evidence.carried_by_others or evidence.shared_with)
+        reported = _reported_wrong(calls, now, alone)
+        if reported is not None:
+            day = datetime.fromtimestamp(reported, UTC).date().isoformat()
+            reason = f"reported a wrong number on {day}"
+            return PhoneScore("na - auth", (reason, *reasons), ivr_path, 0.0)
     if probability < NA_FLOOR:
         if belief.other >= belief.dead:
             return PhoneScore("na - auth", tuple(reasons), ivr_path, 0.0)

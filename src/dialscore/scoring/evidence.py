@@ -38,12 +38,14 @@ VERIFIED_LINE_TYPES = (
 class Call:
     """One reported call to the number: its outcome and when (Unix seconds), and whom it
     was about: ``person`` is "same" when it was reported for the person being scored,
-    "other" for someone else, None when no one was named."""
+    "other" for someone else, None when no one known was named; ``named`` says whether
+    it was reported with a contact at all (a contact whose name is not known is None)."""
 
     outcome: str
     at: float
     ivr_path: str | None = None
     person: str | None = None
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,9 @@ class NumberEvidence:
     calls: tuple[Call, ...] = field(default_factory=tuple)
     # How many other people of the same company carry this number in the client's data.
     shared_with: int = 0
+    # Whether anyone else in the client's data carries this number, of any company or none
+    # (a contact without a name: any other contact).
+    carried_by_others: bool = False
     # The number is a company's main line in the imported directory (with its dial tree).
     company_line: bool = False
     directory_ivr_path: str | None = None

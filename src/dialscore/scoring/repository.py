@@ -1,5 +1,5 @@
 """Every query of the scoring domain: the evidence for a batch of numbers (blocks, do-not-call
-lists, company lines, the client's call history, numbers shared in a company), a few queries
+lists, company lines, the client's call history, who else carries each number), a few queries
 per batch whatever its size (IN lists in chunks), never one query per phone."""
 
 from __future__ import annotations
@@ -87,28 +87,39 @@ async def index_contact_numbers(
     await session.execute(insert(ContactNumber).on_conflict_do_nothing(), list(rows))
 
 
-async def people_per_company_number(
+class Carriers(NamedTuple):
+    """The client's contacts of one company (or of none) that carry one number."""
+
+    company: str | None
+    # How many different people (by person key) and one of their keys.
+    people: int
+    some_person: str
+    # How many contacts and one of their ids.
+    contacts: int
+    some_contact: str
+
+
+async def carriers_per_number(
     session: AsyncSession, client_id: str, numbers: Collection[str]
-) -> dict[tuple[str, str], int]:
-    """How many different people of each company carry each number, in the client's data."""
-    found: dict[tuple[str, str], int] = {}
+) -> dict[str, list[Carriers]]:
+    """Who carries each number in the client's data, company by company (one group for
+    contacts of no known company): a number no one carries is missing."""
+    found: dict[str, list[Carriers]] = defaultdict(list)
     for part in chunks(sorted(numbers)):
         rows = await session.execute(
             select(
                 ContactNumber.number,
                 ContactNumber.company_key,
                 func.count(func.distinct(ContactNumber.person_key)),
+                func.min(ContactNumber.person_key),
+                func.count(),
+                func.min(ContactNumber.contact_id),
             )
-            .where(
-                ContactNumber.client_id == client_id,
-                ContactNumber.number.in_(part),
-                ContactNumber.company_key.is_not(None),
-            )
+            .where(ContactNumber.client_id == client_id, ContactNumber.number.in_(part))
             .group_by(ContactNumber.number, ContactNumber.company_key)
         )
-        for number, company, people in rows:
-            if company is not None:
-                found[(number, company)] = int(people)
+        for number, company, people, person, contacts, contact in rows:
+            found[number].append(Carriers(company, int(people), person, int(contacts), contact))
     return found
 
 

@@ -160,7 +160,7 @@ async def _number_evidence(
         if nanp is not None:
             block = blocks.get(nanp[1]) or blocks.get(nanp[0])
         calls = tuple(
-            Call(row.outcome, row.called_at.timestamp(), row.ivr_path)
+            Call(row.outcome, row.called_at.timestamp(), row.ivr_path, named=bool(row.contact_id))
             for row in history.get(number, ())
         )
         base[number] = NumberEvidence(
@@ -188,7 +188,7 @@ async def evidence_for(
     base, history = await _number_evidence(session, client_id, numbers, verifications or {})
     named = {row.contact_id for rows in history.values() for row in rows if row.contact_id}
     callees = await repo.person_keys(session, named) if named else {}
-    people = await repo.people_per_company_number(session, client_id, numbers)
+    carriers = await repo.carriers_per_number(session, client_id, numbers)
     out = []
     for it in items:
         company, person = it.keys
@@ -198,28 +198,46 @@ async def evidence_for(
                 continue
             evidence = base.get(phone.e164, NO_EVIDENCE)
             rows = history.get(phone.e164, ())
-            if callees and any(row.contact_id in callees for row in rows):
-                evidence = replace(evidence, calls=_as_seen_by(person, rows, callees))
+            if any(row.contact_id in callees or row.contact_id == it.contact_id for row in rows):
+                calls = _as_seen_by(it.contact_id, person, rows, callees)
+                evidence = replace(evidence, calls=calls)
+            groups = carriers.get(phone.e164, ())
             if company is not None:
-                others = people.get((phone.e164, company), 0) - 1
+                others = next((g.people for g in groups if g.company == company), 0) - 1
                 if others > 0:
                     evidence = replace(evidence, shared_with=others)
+            if _carried_by_others(groups, it.contact_id, person):
+                evidence = replace(evidence, carried_by_others=True)
             per_number[phone.e164] = evidence
         out.append(per_number)
     return out
 
 
+def _carried_by_others(groups: Sequence[repo.Carriers], contact_id: str, person: str) -> bool:
+    """Whether anyone but this person carries the number in the client's data: someone of
+    another name, or, for a contact without a name, any other contact (D28)."""
+    for group in groups:
+        if group.people > 1 or group.some_person != person:
+            return True
+        if not person and (group.contacts > 1 or group.some_contact != contact_id):
+            return True
+    return False
+
+
 def _as_seen_by(
-    person: str, rows: Sequence[repo.CallRecordRow], callees: Mapping[str, str]
+    contact_id: str, person: str, rows: Sequence[repo.CallRecordRow], callees: Mapping[str, str]
 ) -> tuple[Call, ...]:
     """A number's calls, each marked as about this person ("same"), about someone else
-    ("other") or about no one known (None): by the names of the contacts they were reported
-    for."""
+    ("other") or about no one known (None): by the contact they were reported for, this one
+    or one of the same name."""
     calls = []
     for row in rows:
         callee = callees.get(row.contact_id or "")
         about = None if not callee or not person else ("same" if callee == person else "other")
-        calls.append(Call(row.outcome, row.called_at.timestamp(), row.ivr_path, about))
+        if row.contact_id == contact_id:
+            about = "same"
+        at = row.called_at.timestamp()
+        calls.append(Call(row.outcome, at, row.ivr_path, about, named=bool(row.contact_id)))
     return tuple(calls)
 
 
