@@ -1,5 +1,6 @@
 """The jobs pages over HTTP, on both databases: the list filtered by source, a job's page and
-its progress, another user's job not found, and the results CSV against the API's answer."""
+its progress, another user's job not found, the results CSV against the API's answer, and
+deleting a job after a confirmation."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dialscore.kit.db import Database
 from dialscore.models import Contact, Job
 from tests.conftest import SECRET
 from tests.support import V2, Tenant, add_user, contact, settle, submit
-from tests.web_forms import sign_in_user
+from tests.web_forms import ONCE, sign_in_user
 
 
 async def new_job(api: httpx.AsyncClient, tenant: Tenant, contacts: list[Any], **body: Any) -> str:
@@ -349,3 +350,55 @@ async def test_results_are_read_in_batches_by_ordinal(
     assert [r.ordinal for b in batches for r in b] == list(range(1, 8))
     assert [r.fields["firstName"] for b in batches for r in b] == [f"B{i}" for i in range(7)]
     assert all(r.source_row is None for b in batches for r in b)
+
+
+async def test_a_job_is_deleted_after_a_confirmation_and_then_not_found(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant, app: FastAPI
+) -> None:
+    doomed = await new_job(api, tenant, [contact(), contact("Bo", "Ng", "+14155550101")])
+    kept = await new_job(api, tenant, [contact("Cy")])
+    other = await add_user(db, SECRET, tenant, "other@acme.example")
+    theirs = await new_job(api, other, [contact()])
+    await settle(app)
+    token = await sign_in_user(api, db, tenant.user_id)
+
+    # The job page offers it; the page it leads to asks first, saying what goes.
+    page = await api.get(f"/app/jobs/{doomed}")
+    assert f'href="/app/jobs/{doomed}/delete"' in page.text
+    assert words().deleting.label in page.text
+    confirm = await api.get(f"/app/jobs/{doomed}/delete")
+    assert confirm.status_code == 200
+    assert "Delete the job" in confirm.text and "cannot be undone" in confirm.text
+    assert f'action="/app/jobs/{doomed}/delete"' in confirm.text
+    once = ONCE.search(confirm.text)
+    assert once is not None
+
+    # Without the session's token nothing happens.
+    refused = await api.post(f"/app/jobs/{doomed}/delete", data={"once": once[1]})
+    assert refused.status_code == 403
+    assert (await api.get(f"/app/jobs/{doomed}")).status_code == 200
+
+    sent = {"csrf_token": token, "once": once[1]}
+    deleted = await api.post(f"/app/jobs/{doomed}/delete", data=sent)
+    assert deleted.status_code == 303
+    assert deleted.headers["location"] == "/app/jobs?done=deleted"
+    listed = await api.get(deleted.headers["location"])
+    assert words().deleting_done in listed.text
+    assert job_links(listed.text) == [kept]
+    for path in (f"/app/jobs/{doomed}", f"/app/jobs/{doomed}/results.csv"):
+        assert (await api.get(path)).status_code == 404, path
+    assert (await api.get(f"/app/jobs/{doomed}/delete")).status_code == 404
+    assert (await api.get(f"{V2}/jobs/{doomed}", headers=tenant.headers)).status_code == 404
+
+    # The same form again (a second click, the back button) says it was done; another form
+    # for a job that is gone, or for someone else's, finds nothing.
+    again = await api.post(f"/app/jobs/{doomed}/delete", data=sent)
+    assert again.status_code == 303
+    assert again.headers["location"] == "/app/jobs?done=deleted-again"
+    assert words().deleting_again in (await api.get(again.headers["location"])).text
+    fresh = {"csrf_token": token, "once": "another-token"}
+    assert (await api.post(f"/app/jobs/{doomed}/delete", data=fresh)).status_code == 404
+    assert (await api.get(f"/app/jobs/{theirs}/delete")).status_code == 404
+    assert (await api.post(f"/app/jobs/{theirs}/delete", data=fresh)).status_code == 404
+    assert (await api.get(f"{V2}/jobs/{theirs}", headers=other.headers)).status_code == 200
+    assert (await api.get(f"/app/jobs/{kept}")).status_code == 200

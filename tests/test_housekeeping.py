@@ -1,7 +1,7 @@
 """Housekeeping, on both databases: what can no longer be used or counted is deleted (dead web
 sessions, used or expired password links, failed sign-ins too old to count, idempotency
 answers past their time to live, uploads unchanged for a day), each at the moment it stops
-counting, and nothing else."""
+counting, and nothing else. Delivery bodies past their retention: test_webhook_retention.py."""
 
 from __future__ import annotations
 
@@ -145,6 +145,7 @@ async def test_what_has_expired_is_forgotten_and_the_rest_kept(
         "sign_in_failures": 1,
         "idempotency_answers": 1,
         "uploads": 3,
+        "webhook_bodies": 0,
     }
     assert await kept(db) == {
         "sessions": {s.token_hash for s in live["sessions"]},

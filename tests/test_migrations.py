@@ -361,3 +361,41 @@ def test_the_models_are_what_the_migrations_make(empty_url: str) -> None:
     finally:
         engine.dispose()
     assert differences == []
+
+
+# -- 0018: delivery bodies that may be removed ------------------------------------------------
+
+DELIVERY_ROWS = (
+    "SELECT id, kind, user_id, event_type, payload, state, attempts FROM webhook_deliveries "
+    "ORDER BY id"
+)
+
+
+def test_migration_0018_lets_a_delivery_lose_its_body_and_keeps_the_rows(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url, "0017")
+    sql(url, "INSERT INTO webhook_deliveries (id, kind, user_id, event_type, payload, "
+        "timestamp_ms, state, attempts, available_at, created_at, completed_at) VALUES "
+        "('a', 'callback', 'u', 'contact.callback', '{\"firstName\": \"Ann\"}', 1, "
+        "'delivered', 1, '2026-11-01 00:00:00', '2026-11-01 00:00:00', "
+        "'2026-11-01 00:00:01'), "
+        "('b', 'callback', 'u', 'contact.callback', '{\"firstName\": \"Bo\"}', 1, "
+        "'pending', 0, '2026-11-01 00:00:00', '2026-11-01 00:00:00', NULL)")  # fmt: skip
+    before = sql(url, DELIVERY_ROWS)
+
+    upgrade(url)
+    assert sql(url, DELIVERY_ROWS) == before
+    assert "ix_webhook_deliveries_body_kept" in indexes_of(url, "webhook_deliveries")
+    sql(url, "UPDATE webhook_deliveries SET payload = NULL, body_removed_at = "
+        "'2026-12-01 00:00:01', body_removed_reason = 'retention' WHERE id = 'a'")  # fmt: skip
+    assert sql(url, "SELECT id FROM webhook_deliveries WHERE payload IS NULL") == [("a",)]
+
+    command.downgrade(alembic_config(url), "0017")
+    # The body removed does not come back: an empty payload holds its place.
+    after = sql(url, DELIVERY_ROWS)
+    assert after[1] == before[1]
+    assert after[0][:4] == before[0][:4] and after[0][5:] == before[0][5:]
+    assert after[0][4] in ("{}", {})
+    assert "ix_webhook_deliveries_body_kept" not in indexes_of(url, "webhook_deliveries")
+    upgrade(url)
+    assert sql(url, DELIVERY_ROWS) == after

@@ -52,6 +52,8 @@ DELIVERY_KEYS = {
     "lastError",
     "createdAt",
     "completedAt",
+    "bodyRemovedAt",
+    "bodyRemovedReason",
     "attempts",
 }
 ATTEMPT_KEYS = {"attempt", "statusCode", "durationMs", "error", "attemptedAt"}

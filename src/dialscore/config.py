@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     # flight: those of a worker that died are sent again this long after its last renewal.
     webhook_lease_seconds: float = Field(default=10.0, gt=0)
     webhook_poll_seconds: float = Field(default=0.5, gt=0)
+    # Days the body of a finished delivery (delivered, or its retries run out) is kept after
+    # it finished; then housekeeping removes it, and the delivery log keeps its times and
+    # outcomes (P130).
+    webhook_retention_days: int = Field(default=30, ge=1)
 
     # Request rate limits (D25, D26): counted in memory, or in Redis when redis_url is set.
     rate_limit_enabled: bool = True
@@ -133,7 +137,7 @@ class Settings(BaseSettings):
     upload_max_rows: int = Field(default=50_000, ge=1)
     idempotency_ttl_hours: int = 24
     # How often each worker deletes expired sessions, password links, failed sign-ins,
-    # idempotency answers and uploads.
+    # idempotency answers and uploads, and the bodies of deliveries past their retention.
     housekeeping_minutes: float = Field(default=60, gt=0)
 
     @cached_property
@@ -151,6 +155,11 @@ class Settings(BaseSettings):
         """How long the first answer to an idempotency key (or a form's one-time token) is
         kept."""
         return timedelta(hours=self.idempotency_ttl_hours)
+
+    @property
+    def webhook_retention(self) -> timedelta:
+        """How long a finished delivery keeps its body."""
+        return timedelta(days=self.webhook_retention_days)
 
     @cached_property
     def resolved_secret_key(self) -> str:

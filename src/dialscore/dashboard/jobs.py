@@ -1,5 +1,5 @@
-"""The jobs pages: the user's jobs, one job's summary and contacts, its live progress, and its
-results as CSV."""
+"""The jobs pages: the user's jobs, one job's summary and contacts, its live progress, its
+results as CSV, and deleting it (after a confirmation)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,18 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dialscore.dashboard import csvout
 from dialscore.dashboard.mapping import who_and_number
-from dialscore.dashboard.web import PageNotFound, SignedIn, render
+from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render, sent_once
 from dialscore.dashboard.words import words
+from dialscore.idempotency import answer_once
 from dialscore.jobs import service
 from dialscore.jobs.schemas import TERMINAL_STATES
-from dialscore.kit.deps import ReadSession, StateDep
+from dialscore.kit.clock import utcnow
+from dialscore.kit.deps import ReadSession, StateDep, WriteSession
 from dialscore.kit.errors import BadRequest, NotFound
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
 from dialscore.models import Job
@@ -87,6 +89,7 @@ async def list_jobs(request: Request, user: SignedIn, session: ReadSession) -> H
         source = "all"
     page = PageRequest(_page_number(request.query_params.get("page")), JOBS_PER_PAGE)
     jobs, total = await service.list_jobs(session, user.principal, source=source, page=page)
+    notices = {"deleted": words().deleting_done, "deleted-again": words().deleting_again}
     return render(
         request,
         "jobs.html",
@@ -97,6 +100,7 @@ async def list_jobs(request: Request, user: SignedIn, session: ReadSession) -> H
         sources=SOURCES,
         pagination=page.describe(total),
         terminal=TERMINAL_STATES,
+        notice=notices.get(request.query_params.get("done", ""), ""),
     )
 
 
@@ -137,6 +141,36 @@ def _rejected_row(job: Job, row: tuple[int, list[str], str]) -> dict[str, Any]:
     index, cells, reason = row
     name, number = who_and_number(cells, job.upload_mapping or [])
     return {"row": index + 2, "name": name, "number": number, "reason": reason}
+
+
+@router.get("/jobs/{job_id}/delete", response_class=HTMLResponse)
+async def confirm_delete(
+    request: Request, job_id: str, user: SignedIn, session: ReadSession
+) -> HTMLResponse:
+    job = await _own_job(session, user, job_id)
+    return render(request, "job_delete.html", user, job=job, finished=job.status in TERMINAL_STATES)
+
+
+@router.post("/jobs/{job_id}/delete")
+async def delete_job(
+    request: Request, job_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> RedirectResponse:
+    """Erases the job as the API's DELETE does (P132, P134). The confirmation page's one-time
+    token makes the same form sent again say so, rather than answer that no such job exists;
+    its stored answer holds nothing of the job."""
+
+    async def erase() -> dict[str, Any]:
+        job = await service.erase_job(session, user.principal, job_id, now=utcnow())
+        _SUMMARIES.pop(job.id, None)
+        return {"deleted": True}
+
+    once = sent_once(await request.form(), user, "app/jobs/delete", state.settings)
+    try:
+        _, again = await answer_once(session, once, now=utcnow(), answer=erase)
+    except (NotFound, BadRequest):
+        raise PageNotFound() from None
+    done = "deleted-again" if again else "deleted"
+    return RedirectResponse(f"{PREFIX}/jobs?done={done}", status_code=303)
 
 
 @router.get("/jobs/{job_id}/progress")

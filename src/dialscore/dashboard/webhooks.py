@@ -261,6 +261,11 @@ async def redeliver(
 ) -> RedirectResponse:
     try:
         await service.retry_delivery(session, user.principal, webhook_id, delivery_id)
+    except Conflict:
+        # Its body was removed meanwhile (P131): the page says so.
+        return RedirectResponse(
+            f"{PREFIX}/webhooks/{webhook_id}?done=body-removed", status_code=303
+        )
     except ApiError:
         raise PageNotFound() from None
     await session.commit()

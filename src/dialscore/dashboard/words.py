@@ -42,6 +42,10 @@ class Words:
     rejection_reasons: dict[str, str]
     columns: dict[str, str]
     column_meanings: dict[str, str]
+    deleting: Term
+    deleting_done: str
+    deleting_again: str
+    body_removed: dict[str, Term]
 
     # -- codes in words ---------------------------------------------------------------------
 
@@ -87,6 +91,12 @@ class Words:
         """A results CSV column's name: ``column("phone_status", n=2)``."""
         return self.columns[name].format(**values)
 
+    def body_removed_term(self, reason: str | None, days: int | str) -> Term:
+        """Why a delivery has no body any more (its ``bodyRemovedReason``), ``days`` being
+        how long a finished delivery keeps it."""
+        term = self.body_removed.get(reason or "", self.body_removed["retention"])
+        return Term(term.label, term.sentence.format(days=days))
+
 
 def _terms(table: dict[str, Any]) -> dict[str, Term]:
     return {code: Term(entry["label"], entry["sentence"]) for code, entry in table.items()}
@@ -119,6 +129,10 @@ def parse(data: dict[str, Any]) -> Words:
         rejection_reasons=dict(data["rejection_reasons"]),
         columns={name: e["name"] for name, e in data["columns"].items()},
         column_meanings={name: e["holds"] for name, e in data["columns"].items()},
+        deleting=Term(data["deleting"]["label"], data["deleting"]["sentence"]),
+        deleting_done=data["deleting"]["done"],
+        deleting_again=data["deleting"]["again"],
+        body_removed=_terms(data["body_removed"]),
     )
     _check(words)
     return words
@@ -153,6 +167,7 @@ def _check(words: Words) -> None:
     columns = {"lead_status", "best_phone", "best_phone_status", "rejected_reason"}
     columns |= {f"phone{part}" for part in ("", "_status", "_type", "_country", "_reasons")}
     _same("columns", set(words.columns), columns | {"column_status", "column_reasons"})
+    _same("body removed", set(words.body_removed), {"retention", "job_erased"})
 
 
 def _rows(pairs: list[tuple[str, str, str]]) -> list[str]:
@@ -178,6 +193,11 @@ def glossary(w: Words) -> str:
     part[-1] += " (`Service Enriched Phone N` in the API)."
     part += ["", "### The columns of the results CSV", "", "| column | holds |", "|---|---|"]
     part += [f"| `{w.columns[name]}` | {text} |" for name, text in w.column_meanings.items()]
+    part += ["", "### Deleting a job, and what a webhook delivery keeps", "", *head]
+    part += _rows([(w.deleting.label, "DELETE /api/public/v2/jobs/{jobId}", w.deleting.sentence)])
+    days = "`DIALSCORE_WEBHOOK_RETENTION_DAYS` (30 by default)"
+    removed = [(code, w.body_removed_term(code, days)) for code in w.body_removed]
+    part += _rows([(t.label, f"bodyRemovedReason: {code}", t.sentence) for code, t in removed])
     return "\n".join(part) + "\n"
 
 

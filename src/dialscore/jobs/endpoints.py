@@ -1,4 +1,4 @@
-"""Routes of /jobs: list jobs, read one, read its contacts, score one again."""
+"""Routes of /jobs: list jobs, read one, read its contacts, score one again, erase one."""
 
 from __future__ import annotations
 
@@ -61,6 +61,25 @@ async def get_job(jobId: Uuid, principal: CurrentPrincipal, session: ReadSession
     `Not Enriched`, D12) and its counts. Poll it until the status is terminal, or listen
     for `job.completed`. Another user's job answers 404 (D1)."""
     return {"data": present_job(await service.job_of(session, principal, jobId))}
+
+
+@router.delete(
+    "/{jobId}",
+    status_code=204,
+    response_class=Response,
+    responses=api_responses(400, 404),
+    summary="Erase a job: its contacts, their results and its deliveries' bodies",
+)
+async def delete_job(jobId: Uuid, principal: CurrentPrincipal, session: WriteSession) -> None:
+    """Extension (P132, P133): erases a job of the key's user at once and for good, with its
+    contacts and their results, the rows of its file it left out, and the bodies of its
+    webhook deliveries; its deliveries not yet sent are cancelled and never go out (their
+    log entries stay, without bodies). A job still running is stopped. The calls reported
+    for its contacts stay, with their `contactId`, which no longer finds a contact; its
+    charge stays in the credit ledger, with the job's id, and is not refunded. Answers 204
+    with no body; the job then answers 404 everywhere, as does another user's job (D1)."""
+    await service.erase_job(session, principal, jobId, now=utcnow())
+    await session.commit()
 
 
 # Validating a page of 1000 contacts against ContactsResponse took 3 to 4 times as long as

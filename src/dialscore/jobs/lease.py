@@ -41,7 +41,10 @@ class JobLease:
         self.clock = clock
         self._lock = asyncio.Lock()
 
-    def _lost(self) -> LeaseLost:
+    async def _lost(self, session: AsyncSession) -> LeaseLost:
+        if not await repo.job_exists(session, self.job_id):
+            # Erased while it ran (P133): what it was writing is not wanted any more.
+            return LeaseLost(f"job {self.job_id} was erased while it ran")
         return LeaseLost(f"job {self.job_id} was taken over: its lease ran out")
 
     async def renew(self) -> None:
@@ -50,17 +53,18 @@ class JobLease:
             until = self.clock() + self.length
             async with self.db.unit_of_work() as session:
                 if not await repo.renew_lease(session, self.job_id, held=self.token, until=until):
-                    raise self._lost()
+                    raise await self._lost(session)
             # Only once committed: a renewal rolled back left the old token in place.
             self.token = until
 
     @asynccontextmanager
     async def holding(self) -> AsyncIterator[AsyncSession]:
         """A unit of work that commits only if this worker still holds the job; it raises
-        ``LeaseLost`` (writing nothing) when another worker has taken it over."""
+        ``LeaseLost`` (writing nothing) when another worker has taken it over, or the job was
+        erased."""
         async with self._lock, self.db.unit_of_work() as session:
             if not await repo.holds_lease(session, self.job_id, held=self.token):
-                raise self._lost()
+                raise await self._lost(session)
             yield session
 
     async def release(self) -> None:

@@ -109,6 +109,41 @@ async def release_lease(session: AsyncSession, job_id: str, *, held: datetime) -
     )
 
 
+async def job_exists(session: AsyncSession, job_id: str) -> bool:
+    return (await session.scalar(select(Job.id).where(Job.id == job_id))) is not None
+
+
+# -- erasing a job (P132) -----------------------------------------------------------------------
+
+
+async def lock_job(session: AsyncSession, job_id: str) -> bool:
+    """Locks the job's row for the rest of the transaction (PostgreSQL; SQLite's writer holds
+    the database), as a worker's write of the job's results does first: the two take turns.
+    False when the job is gone."""
+    found = await session.scalar(select(Job.id).where(Job.id == job_id).with_for_update())
+    return found is not None
+
+
+def contact_ids_of(job_id: str) -> Select[str]:
+    """The ids of the job's contacts, as a subquery."""
+    return select(Contact.id).where(Contact.job_id == job_id)
+
+
+async def delete_job(session: AsyncSession, job_id: str) -> int:
+    """Deletes the job, its contacts (their results with them) and the rows of its file it
+    left out; how many contacts."""
+    await session.execute(
+        delete(RejectedRow)
+        .where(RejectedRow.job_id == job_id)
+        .execution_options(synchronize_session=False)
+    )
+    contacts = await session.execute(
+        delete(Contact).where(Contact.job_id == job_id).execution_options(synchronize_session=False)
+    )
+    await session.execute(delete(Job).where(Job.id == job_id))
+    return changed_rows(contacts)
+
+
 _CONTACT_ROW = [getattr(Contact, field.name) for field in fields(ContactRow)]
 
 

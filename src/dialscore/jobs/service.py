@@ -1,5 +1,5 @@
 """Job use cases: creating a job with its contacts, charge and processing message; scoring a
-finished job again; reading jobs and their contacts."""
+finished job again; reading jobs and their contacts; erasing a job."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dialscore.accounts import service as accounts
@@ -24,8 +25,13 @@ from dialscore.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.outbox import messages as outbox
+from dialscore.scoring import service as scoring_service
 from dialscore.scoring.engine import PHONE_STATUSES, unscored
 from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
+from dialscore.uploads import service as uploads
+from dialscore.webhooks import retention as webhook_retention
+
+log = structlog.get_logger(__name__)
 
 PROCESS_JOB = "process_job"
 # Contacts written in one statement; a request's contacts (at most 1000) always are.
@@ -202,6 +208,36 @@ async def job_of(session: AsyncSession, principal: Principal, job_id: str) -> Jo
     job = await repo.get_job_of_user(session, require_uuid(job_id, "jobId"), principal.user_id)
     if job is None:
         raise NotFound("job not found")
+    return job
+
+
+async def erase_job(
+    session: AsyncSession, principal: Principal, job_id: str, *, now: datetime
+) -> Job:
+    """Erases the principal's own job, in the caller's transaction (P132): its contacts with
+    their results, the rows of its file it left out, the upload it came from, the numbers its
+    contacts carried, the bodies of its webhook deliveries (the pending ones cancelled, never
+    sent) and its processing message. The calls reported for its contacts stay, with the
+    contact ids they were reported for; the credit ledger keeps its charge with the job's
+    id. A job still running is stopped: its worker finds the job gone at its next write and
+    writes nothing more (P133). The erased job, as it was; 400 for a malformed id, 404 for
+    anyone else's (D1)."""
+    job = await job_of(session, principal, job_id)
+    # First, as a worker writing the job's results locks it first: one waits for the other.
+    if not await repo.lock_job(session, job.id):
+        raise NotFound("job not found")
+    await scoring_service.forget_contacts(session, repo.contact_ids_of(job.id))
+    cancelled = await webhook_retention.erase_job_deliveries(session, job.id, now=now)
+    await uploads.forget_of_job(session, user_id=job.user_id, job_id=job.id)
+    await outbox.discard(session, PROCESS_JOB, key="job_id", value=job.id)
+    contacts = await repo.delete_job(session, job.id)
+    log.info(
+        "erased a job",
+        job_id=job.id,
+        status=job.status,
+        contacts=contacts,
+        deliveries_cancelled=cancelled,
+    )
     return job
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, UTCDateTime
+
+# Finished deliveries that still have their body: what housekeeping looks through for bodies
+# past their retention (P130). Pending deliveries, and those whose body is gone, are left out.
+BODY_KEPT_WHEN_FINISHED = text("body_removed_at IS NULL AND completed_at IS NOT NULL")
 
 
 class WebhookSubscription(Base):
@@ -34,13 +38,22 @@ class WebhookDelivery(Base):
     Its id is the envelope id, the same on every retry.
 
     ``available_at`` is when the dispatcher may take it next: the time of the next attempt,
-    or, while an attempt is in flight, the end of that attempt's lease."""
+    or, while an attempt is in flight, the end of that attempt's lease.
+
+    ``payload`` is None once the body was removed (``body_removed_at``, and why:
+    ``retention``, ``job_erased``), never while the delivery is pending (P130, P132)."""
 
     __tablename__ = "webhook_deliveries"
     __table_args__ = (
         Index("ix_webhook_deliveries_due", "state", "available_at"),
         Index("ix_webhook_deliveries_subscription", "subscription_id", "created_at"),
         Index("ix_webhook_deliveries_job", "job_id", "subscription_id", "state"),
+        Index(
+            "ix_webhook_deliveries_body_kept",
+            "completed_at",
+            sqlite_where=BODY_KEPT_WHEN_FINISHED,
+            postgresql_where=BODY_KEPT_WHEN_FINISHED,
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -54,7 +67,7 @@ class WebhookDelivery(Base):
     user_id: Mapped[str] = mapped_column(String(36))
     event_type: Mapped[str] = mapped_column(String(64))
     job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
-    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     timestamp_ms: Mapped[int] = mapped_column(BigInteger)
     # pending → delivered | failed
     state: Mapped[str] = mapped_column(String(16))
@@ -65,6 +78,9 @@ class WebhookDelivery(Base):
     last_error: Mapped[str | None] = mapped_column(String(500), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    body_removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # retention | job_erased
+    body_removed_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class WebhookAttempt(Base):

@@ -35,6 +35,18 @@ async def finish(session: AsyncSession, outbox_id: int) -> None:
     await session.execute(delete(OutboxMessage).where(OutboxMessage.id == outbox_id))
 
 
+async def discard(session: AsyncSession, actor: str, *, key: str, value: str) -> int:
+    """Deletes the messages of ``actor`` whose payload holds ``value`` at ``key``: work no
+    longer wanted (its job was erased). A run of one under way finds nothing left to renew or
+    finish. How many."""
+    result = await session.execute(
+        delete(OutboxMessage).where(
+            OutboxMessage.actor == actor, OutboxMessage.payload[key].as_string() == value
+        )
+    )
+    return changed_rows(result)
+
+
 async def start_run(session: AsyncSession, outbox_id: int, until: datetime) -> bool:
     """Counts a run of the message's task as an attempt and leases the message to it until
     ``until``; False when there is nothing to run (finished already, or set aside)."""

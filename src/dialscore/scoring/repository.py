@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import NamedTuple, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -178,3 +178,14 @@ async def person_keys(session: AsyncSession, contact_ids: Collection[str]) -> di
         for contact_id, key in await session.execute(query):
             found[contact_id] = key
     return found
+
+
+async def forget_contacts(session: AsyncSession, contact_ids: Select[str]) -> None:
+    """Deletes the numbers these contacts carried (switchboard evidence, and whom a call
+    reported for one of them was about). The calls reported for them are left as they are:
+    see ``service.forget_contacts``."""
+    await session.execute(
+        delete(ContactNumber)
+        .where(ContactNumber.contact_id.in_(contact_ids))
+        .execution_options(synchronize_session=False)
+    )

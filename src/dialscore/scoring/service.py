@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.identity.keys import company_identity_key, person_from_fields, person_name_key
@@ -112,6 +113,15 @@ async def index_numbers(
             for number in numbers
         ]
     await repo.index_contact_numbers(session, rows)
+
+
+async def forget_contacts(session: AsyncSession, contact_ids: Select[str]) -> None:
+    """Forgets what these contacts told of their people (the numbers they carried, and so
+    who they were), in the caller's transaction (P132). The calls the client reported for
+    them stay its calls, with the contact id it gave: a call reported for a contact no longer
+    known is about no one known, so it says only that the line is alive, never something
+    about whoever carries the number now (P71), as it would once unlinked."""
+    await repo.forget_contacts(session, contact_ids)
 
 
 async def verify(

@@ -109,3 +109,11 @@ async def delete_unchanged_since(session: AsyncSession, before: datetime) -> int
     """Deletes the uploads last changed at or before ``before``; how many."""
     result = await session.execute(delete(Upload).where(Upload.updated_at <= before))
     return changed_rows(result)
+
+
+async def delete_of_job(session: AsyncSession, *, user_id: str, job_id: str) -> int:
+    """Deletes the user's uploads that started the job; how many."""
+    result = await session.execute(
+        delete(Upload).where(Upload.user_id == user_id, Upload.meta["job_id"].as_string() == job_id)
+    )
+    return changed_rows(result)

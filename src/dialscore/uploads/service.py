@@ -133,3 +133,8 @@ async def finish_start(
 async def forget_expired(session: AsyncSession, *, now: datetime) -> int:
     """Deletes the uploads unchanged for a day; how many."""
     return await repo.delete_unchanged_since(session, now - KEEP)
+
+
+async def forget_of_job(session: AsyncSession, *, user_id: str, job_id: str) -> int:
+    """Deletes the upload a job was started from, if it is still kept (P132); how many."""
+    return await repo.delete_of_job(session, user_id=user_id, job_id=job_id)

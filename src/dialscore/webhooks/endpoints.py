@@ -155,14 +155,24 @@ async def list_deliveries(
     "/{id}/deliveries/{deliveryId}/retry",
     status_code=202,
     response_model=DeliveryResponse,
-    responses=api_responses(400, 404, example=examples.RETRY_ANSWER, status=202),
+    responses=api_responses(
+        400,
+        404,
+        409,
+        example=examples.RETRY_ANSWER,
+        status=202,
+        e409="The delivery's body was removed (past its retention, or with its job): it "
+        "cannot be sent again (P131)",
+    ),
     summary="Deliver again now, with the same envelope id",
 )
 async def retry_delivery(
     id: Uuid, deliveryId: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
     """Sends a delivery again, delivered or failed, with the same envelope id and bytes,
-    and starts a new retry window (P21). Answers 202: it goes out shortly."""
+    and starts a new retry window (P21). Answers 202: it goes out shortly. A delivery whose
+    body was removed (`bodyRemovedAt`) answers 409: the job's contacts call still has the
+    contacts it carried, while the job exists."""
     delivery = await service.retry_delivery(session, principal, id, deliveryId)
     attempts = await repo.attempts_of(session, delivery.id)
     body = {"data": present_delivery(delivery, attempts)}

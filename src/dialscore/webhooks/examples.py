@@ -49,6 +49,8 @@ TEST_ANSWER: dict[str, Any] = {
         "lastError": None,
         "createdAt": "2025-06-03T14:30:00Z",
         "completedAt": None,
+        "bodyRemovedAt": None,
+        "bodyRemovedReason": None,
         "attempts": [],
     }
 }
@@ -63,6 +65,8 @@ DELIVERY: dict[str, Any] = {
     "lastError": "receiver answered 503",
     "createdAt": "2025-06-03T14:22:05.602Z",
     "completedAt": None,
+    "bodyRemovedAt": None,
+    "bodyRemovedReason": None,
     "attempts": [
         {
             "attempt": 1,

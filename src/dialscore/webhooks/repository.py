@@ -329,15 +329,21 @@ _RECORD = (
 
 async def record_attempts(session: AsyncSession, records: Sequence[AttemptRecord]) -> int:
     """Stores attempts and their deliveries' new states, in one statement of each kind; a
-    delivery that is gone or no longer pending (its subscription deleted, say) is skipped.
-    How many were stored."""
+    delivery that is gone or no longer pending (its subscription deleted, its job erased) is
+    skipped. How many were stored.
+
+    The deliveries still pending are locked first, in id order (PostgreSQL): one cancelled
+    meanwhile (P132) is then either recorded before it is cancelled or skipped whole, never
+    given an attempt once cancelled, and the cancellation, which locks in the same order,
+    cannot deadlock with this."""
     ids = [r.delivery_id for r in records]
     alive = set(
         (
             await session.scalars(
-                select(WebhookDelivery.id).where(
-                    WebhookDelivery.id.in_(ids), WebhookDelivery.state == "pending"
-                )
+                select(WebhookDelivery.id)
+                .where(WebhookDelivery.id.in_(ids), WebhookDelivery.state == "pending")
+                .order_by(WebhookDelivery.id)
+                .with_for_update()
             )
         ).all()
     )

@@ -56,6 +56,8 @@ def present_delivery(delivery: WebhookDelivery, attempts: list[WebhookAttempt]) 
         "lastError": delivery.last_error,
         "createdAt": isoformat(delivery.created_at),
         "completedAt": isoformat(delivery.completed_at),
+        "bodyRemovedAt": isoformat(delivery.body_removed_at),
+        "bodyRemovedReason": delivery.body_removed_reason,
         "attempts": [
             {
                 "attempt": a.number,
@@ -178,6 +180,9 @@ class SubscriptionListResponse(BaseModel):
     data: SubscriptionList
 
 
+BodyRemovedReason = TypeAliasType("BodyRemovedReason", Literal["retention", "job_erased"])
+
+
 class AttemptOut(BaseModel):
     attempt: int
     statusCode: int | None
@@ -196,6 +201,16 @@ class DeliveryOut(BaseModel):
     lastError: str | None
     createdAt: Timestamp
     completedAt: Timestamp | None
+    bodyRemovedAt: Timestamp | None = Field(
+        description="Extension (P130): when the delivery's body (the event it sends) was "
+        "removed, null while it is kept. A finished delivery keeps it for "
+        "DIALSCORE_WEBHOOK_RETENTION_DAYS (30 by default) after it finished; the delivery, its "
+        "times and its attempts stay in the log, but it can no longer be sent again (P131)"
+    )
+    bodyRemovedReason: BodyRemovedReason | None = Field(
+        description="Why the body was removed: `retention` (its days after it finished had "
+        "passed) or `job_erased` (its job was deleted, P132); null while it is kept"
+    )
     attempts: list[AttemptOut]
 
 

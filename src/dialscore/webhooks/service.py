@@ -210,17 +210,16 @@ async def send_test_event(
 async def retry_delivery(
     session: AsyncSession, principal: Principal, subscription_id: str, delivery_id: str
 ) -> WebhookDelivery:
-    """Sends a delivery again now, with the same envelope id, whatever its state."""
+    """Sends a delivery again now, with the same envelope id, whatever its state; 409 once
+    its body was removed (P131). A replay starts a new retry window."""
     subscription = await subscription_of(session, principal, subscription_id)
     delivery = await repo.delivery_of(
         session, subscription.id, require_uuid(delivery_id, "deliveryId")
     )
     if delivery is None:
         raise NotFound("delivery not found")
-    now = utcnow()
-    delivery.state = "pending"
-    delivery.available_at = now
-    delivery.completed_at = None
-    # A replay starts a new retry window.
-    delivery.first_attempt_at = None
+    if not await repo.replay(session, delivery.id, now=utcnow()):
+        await session.refresh(delivery)
+        raise Conflict(body_removed_problem(delivery))
+    await session.refresh(delivery)
     return delivery
