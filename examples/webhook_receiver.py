@@ -1,8 +1,11 @@
 """A complete receiver of dialscore webhooks, with nothing but the Python standard library.
 
-It checks each delivery's ``X-Service-Signature`` (Base64 HMAC-SHA256 of the raw body under
-the subscription's secret) on the bytes as they arrived, before parsing them; keeps each event
-in a SQLite file once, dropping the repeats a retry brings (same envelope ``id``); and answers
+It checks each delivery's signature on the bytes as they arrived, before parsing them: the
+Standard Webhooks ``webhook-signature`` (``webhook-id``, ``webhook-timestamp``) when it is
+there, which is what the ``standardwebhooks`` and ``svix`` libraries check and what carries
+the previous secret too for a day after a rotation, else the spec's ``X-Service-Signature``
+(Base64 HMAC-SHA256 of the raw body under the subscription's secret). It keeps each event in a
+SQLite file once, dropping the repeats a retry brings (same envelope ``id``); and answers
 within the 10 seconds dialscore waits: slow work belongs after the answer, reading the stored
 events.
 
@@ -38,6 +41,49 @@ def signature_matches(secret: str, body: bytes, signature: str | None) -> bool:
     digest = hmac.new(secret.encode(), body, hashlib.sha256).digest()
     # A comparison in constant time: a signature cannot be guessed byte by byte.
     return hmac.compare_digest(base64.b64encode(digest), signature.strip().encode())
+
+
+def signing_key(secret: str) -> bytes:
+    """The key of ``webhook-signature``: the bytes of the Base64 after ``whsec_``; for a secret
+    of another form (a subscription's made before the Standard Webhooks headers, a version 1
+    callback secret) its own UTF-8 bytes."""
+    if secret.startswith("whsec_"):
+        try:
+            key = base64.b64decode(secret.removeprefix("whsec_"), validate=True)
+        except binascii.Error:
+            key = b""
+        if key:
+            return key
+    return secret.encode()
+
+
+def standard_signature_matches(
+    secret: str,
+    body: bytes,
+    message_id: str | None,
+    timestamp: str | None,
+    signature: str | None,
+    now: float,
+) -> bool:
+    """Whether one of the space-separated ``v1,<Base64>`` entries of ``webhook-signature`` is
+    the HMAC-SHA256 of ``{webhook-id}.{webhook-timestamp}.{raw body}`` under ``secret``, sent
+    within ``TIMESTAMP_TOLERANCE`` of ``now``. What ``standardwebhooks.Webhook(secret)
+    .verify(body, headers)`` checks, with nothing but the standard library."""
+    if not (message_id and timestamp and signature):
+        return False
+    try:
+        sent_at = int(timestamp)
+    except ValueError:
+        return False
+    if abs(now - sent_at) > TIMESTAMP_TOLERANCE:
+        return False
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    expected = base64.b64encode(hmac.new(signing_key(secret), signed, hashlib.sha256).digest())
+    for entry in signature.split():
+        version, _, value = entry.partition(",")
+        if version == "v1" and hmac.compare_digest(expected, value.encode()):
+            return True
+    return False
 
 
 class EventStore:
@@ -98,8 +144,26 @@ def make_handler(secret: str, store: EventStore, path: str) -> type[BaseHTTPRequ
                 self._answer(413, "body too large")
                 return
             body = self.rfile.read(length)  # the raw bytes: what the signature is of
+            if len(body) < length:
+                # The connection ended before the body did: no signature can match a part of
+                # it, and saying "bad signature" would send you looking at your secret.
+                self.log_error("%s (%d of %d bytes)", TRUNCATED, len(body), length)
+                self.close_connection = True
+                self._answer(400, TRUNCATED)
+                return
             # self.headers finds a header whatever its case (x-service-signature too).
-            if not signature_matches(secret, body, self.headers.get(SIGNATURE_HEADER)):
+            if self.headers.get("webhook-signature") is not None:
+                signed = standard_signature_matches(
+                    secret,
+                    body,
+                    self.headers.get("webhook-id"),
+                    self.headers.get("webhook-timestamp"),
+                    self.headers.get("webhook-signature"),
+                    time.time(),
+                )
+            else:
+                signed = signature_matches(secret, body, self.headers.get(SIGNATURE_HEADER))
+            if not signed:
                 self._answer(401, "bad signature")
                 return
             try:

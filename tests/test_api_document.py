@@ -158,6 +158,9 @@ def test_the_webhooks_describe_each_event_its_envelope_and_signature() -> None:
         operation = item["post"]
         headers = {p["name"]: p for p in operation["parameters"] if p["in"] == "header"}
         assert headers["X-Service-Signature"]["required"], name
+        # Standard Webhooks' headers beside it (P120).
+        for standard in ("webhook-id", "webhook-timestamp", "webhook-signature"):
+            assert headers[standard]["required"] and headers[standard]["description"], name
         body = operation["requestBody"]["content"]["application/json"]
         envelope = schemas[body["schema"]["$ref"].rsplit("/", 1)[1]]
         assert set(envelope["required"]) == {

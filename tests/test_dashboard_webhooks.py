@@ -11,12 +11,13 @@ import httpx
 
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.models import WebhookAttempt
+from dialscore.models import WebhookAttempt, WebhookSubscription
 from dialscore.webhooks import repository as webhooks_repo
 from dialscore.webhooks import service as webhooks
 from tests.conftest import SECRET
 from tests.support import Tenant, add_user
 from tests.web_forms import ONCE, once_token, sign_in_user
+from tests.web_session import hidden_fields
 
 
 def field_value(page: str, field_id: str) -> str:
@@ -151,12 +152,67 @@ async def test_another_users_webhook_is_not_found(
     for path in (f"/app/webhooks/{theirs}", f"/app/webhooks/{theirs}/delete", "/app/webhooks/x"):
         assert (await api.get(path)).status_code == 404, path
     retry = "deliveries/00000000-0000-4000-8000-000000000000/retry"
-    for action in ("inactive", "active", "delete", "test", retry):
+    for action in ("inactive", "active", "delete", "test", retry, "rotate-secret", "edit"):
         answer = await api.post(f"/app/webhooks/{theirs}/{action}", data={"csrf_token": token})
         assert answer.status_code == 404, action
     listed = await api.get("/api/public/v2/webhooks", headers=other.headers)
     assert listed.json()["data"]["webhooks"][0]["status"] == "active"
     assert "Theirs" not in (await api.get("/app/webhooks")).text
+
+
+async def secrets_of(db: Database, webhook_id: str) -> tuple[str, str | None]:
+    """A subscription's secret and previous secret, opened."""
+    async with db.read() as session:
+        row = await session.get(WebhookSubscription, webhook_id)
+    assert row is not None
+    box = webhooks.secret_box(SECRET)
+    previous = row.previous_secret_ciphertext
+    return box.open(row.secret_ciphertext), box.open(previous) if previous else None
+
+
+async def test_rotate_shows_the_new_secret_once_and_a_reload_rotates_nothing(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    made = await api.post(
+        "/api/public/v2/webhooks",
+        headers=tenant.headers,
+        json={"name": "CRM", "url": "https://93.184.215.14/hook", "eventTypes": ["job.completed"]},
+    )
+    webhook = made.json()["data"]
+    action = f"/app/webhooks/{webhook['id']}/rotate-secret"
+    await sign_in_user(api, db, tenant.user_id)
+    page = await api.get(f"/app/webhooks/{webhook['id']}")
+    assert "Rotate secret" in page.text and "Secret replaced" not in page.text
+    sent = hidden_fields(page.text, action)
+    assert set(sent) == {"csrf_token", "once"}
+
+    answer = await api.post(action, data=sent)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["cache-control"] == "no-store"
+    secret = field_value(answer.text, "webhook-secret")
+    assert secret.startswith("whsec_") and secret != webhook["secret"]
+    assert 'data-copy="webhook-secret"' in answer.text
+    assert "X-Service-Signature uses it from now on; until" in answer.text
+    assert await secrets_of(db, webhook["id"]) == (secret, webhook["secret"])
+
+    # Sent again (a reload of the answer): nothing replaced, no secret shown.
+    again = await api.post(action, data=sent)
+    assert again.status_code == 200, again.text
+    assert "This form was already sent: the secret of the webhook “CRM” was replaced" in again.text
+    assert 'id="webhook-secret"' not in again.text and secret not in again.text
+    assert await secrets_of(db, webhook["id"]) == (secret, webhook["secret"])
+
+    shown = await api.get(f"/app/webhooks/{webhook['id']}")
+    assert secret not in shown.text
+    assert "Secret replaced" in shown.text and "the previous secret also signs" in shown.text
+    # A fresh token rotates again: the secret just shown becomes the previous one.
+    newer = await api.post(action, data=hidden_fields(shown.text, action))
+    newest = field_value(newer.text, "webhook-secret")
+    assert await secrets_of(db, webhook["id"]) == (newest, secret)
+    # A form without its session token is refused.
+    refused = await api.post(action, data={"once": "fresh"})
+    assert refused.status_code == 403
+    assert await secrets_of(db, webhook["id"]) == (newest, secret)
 
 
 async def test_forms_without_their_token_are_refused(

@@ -3,10 +3,13 @@ takes real deliveries: signatures checked on the raw bytes, repeats dropped by i
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -14,7 +17,7 @@ import pytest
 
 from dialscore.app import create_app
 from dialscore.config import Settings
-from dialscore.webhooks import sign
+from dialscore.webhooks import sign, signing_key, standard_signature
 from tests.conftest import SECRET
 from tests.processes import free_port
 from tests.support import V2, contact, make_tenant, settle, state_of, submit
@@ -78,18 +81,60 @@ async def test_the_example_receiver_keeps_real_deliveries_once_and_refuses_bad_s
                     assert refused.status_code == 401
                     unsigned = await client.post(url, content=raw)
                     assert unsigned.status_code == 401
+                    # The Standard Webhooks headers are checked when they are there.
+                    now = int(time.time())
+                    standard = {
+                        "webhook-id": event_id,
+                        "webhook-timestamp": str(now),
+                        "webhook-signature": standard_signature(
+                            signing_key(secret), event_id, now, raw
+                        ),
+                    }
+                    again = await client.post(url, content=raw, headers=standard)
+                    assert again.status_code == 200 and again.json() == {"status": "already kept"}
+                    wrong = {**standard, "webhook-timestamp": str(now + 1)}
+                    refused = await client.post(
+                        url,
+                        content=raw,
+                        headers={**wrong, "X-Service-Signature": sign(secret, raw)},
+                    )
+                    assert refused.status_code == 401
+                    stale = now - 600
+                    old = standard_signature(signing_key(secret), event_id, stale, raw)
+                    late = {**standard, "webhook-timestamp": str(stale), "webhook-signature": old}
+                    assert (await client.post(url, content=raw, headers=late)).status_code == 401
                 assert len(kept(events_db)) == 3
-                # Delivered once each: the deliveries' log shows no retry.
+
+                # A body cut short (the sender stopped mid-request): 400 saying so, not 401.
+                answer = await asyncio.to_thread(send_cut_short, port, raw, sign(secret, raw))
+                assert answer.startswith("HTTP/1.1 400 "), answer
+                assert json.loads(answer.partition("\r\n\r\n")[2]) == {"status": TRUNCATED}
+                assert len(kept(events_db)) == 3
+
+                # After a rotation the receiver, still with the old secret, takes the events
+                # by their webhook-signature, which the old secret signs too for a day.
                 webhook_id = created.json()["data"]["id"]
+                rotated = await api.post(
+                    f"{V2}/webhooks/{webhook_id}/rotate-secret", headers=tenant.headers
+                )
+                assert rotated.status_code == 200, rotated.text
+                assert (await submit(api, tenant, [contact("Cy", "Doe")])).status_code == 200
+                await settle(app)
+                assert len(kept(events_db)) == 5
+                # Delivered once each: the deliveries' log shows no retry.
                 log = await api.get(
                     f"{V2}/webhooks/{webhook_id}/deliveries", headers=tenant.headers
                 )
-                states = [d["state"] for d in log.json()["data"]["deliveries"]]
-                assert states == ["delivered"] * 3, log.text
+                deliveries = log.json()["data"]["deliveries"]
+                assert [d["state"] for d in deliveries] == ["delivered"] * 5, log.text
+                assert [d["attemptCount"] for d in deliveries] == [1] * 5, log.text
             finally:
                 receiver.terminate()
                 output, _ = receiver.communicate(timeout=10)
     printed = output.splitlines()
-    assert sum(line.startswith("scored ") for line in printed) == 2, output
+    # Its log says so too, with how much of the body came.
+    cut = [line for line in printed if TRUNCATED in line]
+    assert len(cut) == 1 and f"({len(raw) // 2} of {len(raw)} bytes)" in cut[0], output
+    assert sum(line.startswith("scored ") for line in printed) == 3, output
     assert any(line.startswith("job ") and line.endswith(" Finalized") for line in printed)
     assert json.loads(rows[0][2])["id"] == event_id

@@ -1,6 +1,7 @@
 """The webhooks pages: the user's subscriptions, creating one (its secret shown once),
-activating, deactivating, deleting, and each subscription's delivery log with redelivery and
-test events. Every change goes through the services the API's webhook endpoints call."""
+activating, deactivating, deleting, and each subscription's page: its delivery log with
+redelivery and test events, and rotating its secret (the new one shown once). Every change
+goes through the services the API's webhook endpoints call."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -16,7 +17,7 @@ from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, re
 from dialscore.idempotency import answer_once
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
-from dialscore.kit.errors import ApiError
+from dialscore.kit.errors import ApiError, Conflict
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
 from dialscore.models import WebhookSubscription
 from dialscore.signin.schemas import WebUser
@@ -43,6 +44,14 @@ NOTICES = {
 SENT_AGAIN = (
     "This form was already sent: the webhook “{name}” was created then and its secret shown "
     "once. Nothing was created again."
+)
+ROTATED = (
+    "The webhook has a new signing secret. X-Service-Signature uses it from now on; until "
+    "{until} UTC webhook-signature carries signatures by the new and the previous secret."
+)
+ROTATED_AGAIN = (
+    "This form was already sent: the secret of the webhook “{name}” was replaced then and the "
+    "new one shown once. Nothing was replaced again."
 )
 
 
@@ -229,16 +238,20 @@ async def delivery_log(
     deliveries, total, attempts = await repo.deliveries_page(
         session, subscription.id, offset=paging.offset, limit=paging.limit
     )
+    until = service.previous_secret_until(subscription)
     return render(
         request,
         "webhook.html",
         user,
+        status_code=status_code,
         subscription=subscription,
         event_labels=EVENT_LABELS,
         deliveries=deliveries,
         attempts=attempts,
         pagination=paging.describe(total),
-        notice=NOTICES.get(done or "", ""),
+        notice=notice,
+        secret=secret,
+        previous_until=until if until is not None and utcnow() < until else None,
     )
 
 

@@ -22,6 +22,7 @@ from dialscore.webhooks.schemas import (
     RECEIVER_ANSWERS,
     TEST_EVENT,
     SignatureHeader,
+    StandardHeaders,
     UserAgentHeader,
     WebhookTestEvent,
 )
@@ -79,7 +80,10 @@ def document_events(webhooks: APIRouter) -> None:
         summary="A contact of one of your jobs is scored",
     )
     def job_contact_scored(
-        body: ContactScoredEvent, signature: SignatureHeader, user_agent: UserAgentHeader
+        body: ContactScoredEvent,
+        signature: SignatureHeader,
+        user_agent: UserAgentHeader,
+        standard: StandardHeaders,
     ) -> None:
         """Sent once per scored contact of the subscription owner's jobs, whatever their
         source (D21), to every active subscription listening to it. The contact carries
@@ -97,7 +101,10 @@ def document_events(webhooks: APIRouter) -> None:
         summary="A job reached its terminal state",
     )
     def job_completed(
-        body: JobCompletedEvent, signature: SignatureHeader, user_agent: UserAgentHeader
+        body: JobCompletedEvent,
+        signature: SignatureHeader,
+        user_agent: UserAgentHeader,
+        standard: StandardHeaders,
     ) -> None:
         """Sent once per job when it becomes `Finalized` (every accepted contact scored) or
         `Not Enriched` (enrichment rejected every contact), after every `job.contact.scored`
@@ -113,7 +120,10 @@ def document_events(webhooks: APIRouter) -> None:
         summary="A test event you asked for",
     )
     def webhook_test(
-        body: WebhookTestEvent, signature: SignatureHeader, user_agent: UserAgentHeader
+        body: WebhookTestEvent,
+        signature: SignatureHeader,
+        user_agent: UserAgentHeader,
+        standard: StandardHeaders,
     ) -> None:
         """Sent by `POST /api/public/v2/webhooks/{id}/test`, signed like every event, so that
         a receiver can be checked before real events arrive (P21)."""

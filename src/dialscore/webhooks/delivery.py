@@ -31,12 +31,12 @@ from dialscore.kit.leases import beat_seconds
 from dialscore.kit.paced_http import parse_retry_after
 from dialscore.kit.polling import PollingLoop
 from dialscore.webhooks import repository as repo
-from dialscore.webhooks import sign
+from dialscore.webhooks import sign, signing_key, standard_signature
 from dialscore.webhooks.outcomes import Outcome, OutcomeWriter
 from dialscore.webhooks.policy import DEFAULT_SCHEDULE, RetryPolicy, classify, parse_schedule
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, RateUnavailable
 from dialscore.webhooks.schemas import delivery_body
-from dialscore.webhooks.service import secret_box
+from dialscore.webhooks.service import PREVIOUS_SECRET_KEPT, secret_box
 
 log = structlog.get_logger(__name__)
 
@@ -288,9 +288,29 @@ class Dispatcher:
                         leased_until=until,
                         event_type=candidate.event_type,
                         created_at=candidate.created_at,
+                        hmac_key=signing_key(secret),
+                        previous_key=previous_key,
+                        previous_until=previous_until,
+                        endpoint_key=own,
+                        endpoint_rate=candidate.subscription_rate if own else None,
                     )
                 )
         return claimed
+
+    def _previous_key(
+        self, candidate: repo.Candidate, now: datetime
+    ) -> tuple[bytes | None, datetime | None]:
+        """The key of the secret a rotation replaced and until when it signs (P121), while
+        it does; else (None, None)."""
+        if candidate.previous_sealed is None or candidate.rotated_at is None:
+            return None, None
+        until = candidate.rotated_at + PREVIOUS_SECRET_KEPT
+        if now >= until:
+            return None, None
+        previous, _ = self._secret(candidate.previous_sealed)
+        if previous is None:
+            return None, None
+        return signing_key(previous), until
 
     def _secret(self, sealed: str | None) -> tuple[str | None, str]:
         """The signing secret of a sealed one, else None and why it cannot be had."""
@@ -346,7 +366,10 @@ class Dispatcher:
         self._leases.pop(delivery_id, None)
         if item is None:
             return
-        for counter, name in ((self._per_key, item.key), (self._per_origin, item.origin)):
+        names = [(self._per_key, item.key), (self._per_origin, item.origin)]
+        if item.endpoint_key is not None:
+            names.append((self._per_key, item.endpoint_key))
+        for counter, name in names:
             counter[name] -= 1
             if counter[name] <= 0:
                 del counter[name]
@@ -406,6 +429,7 @@ class Dispatcher:
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
             "X-Service-Signature": sign(item.secret, item.body),
+            **item.standard_headers(utcnow()),
         }
         timeout = self.settings.webhook_timeout
         try:

@@ -41,8 +41,9 @@ async def create_webhook(
 ) -> dict[str, Any]:
     """Subscribes an HTTPS URL of a public host (D24) to `job.contact.scored` and/or
     `job.completed` (as `eventTypes`, or `events`). The answer carries the signing `secret`,
-    shown only here: keep it to check each delivery's `X-Service-Signature`; lost, delete
-    the subscription and create another. The events are described in this document's
+    shown only here: keep it to check each delivery's `X-Service-Signature`, or its
+    Standard Webhooks `webhook-signature` (P120); lost, rotate it (P121) or delete the
+    subscription and create another. The events are described in this document's
     webhooks."""
     settings = state.settings
     subscription, secret = await service.create_subscription(

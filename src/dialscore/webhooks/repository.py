@@ -17,6 +17,7 @@ from sqlalchemy import (
     exists,
     func,
     insert,
+    null,
     or_,
     select,
     update,
@@ -24,7 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from dialscore.kit.db import table_of
+from dialscore.kit.db import changed_rows, table_of
 from dialscore.models import (
     Client,
     Plan,
@@ -63,6 +64,24 @@ async def subscriptions_of_user(
             .order_by(WebhookSubscription.created_at, WebhookSubscription.id)
         )
     ).all()
+
+
+async def rotate_secret(
+    session: AsyncSession, subscription_id: str, *, sealed: str, now: datetime
+) -> None:
+    """Makes ``sealed`` the subscription's secret and the one it had its previous secret, in
+    one statement: of two rotations at once, the later one keeps the earlier one's secret."""
+    await session.execute(
+        update(WebhookSubscription)
+        .where(WebhookSubscription.id == subscription_id)
+        .values(
+            previous_secret_ciphertext=WebhookSubscription.secret_ciphertext,
+            secret_ciphertext=sealed,
+            secret_rotated_at=now,
+            updated_at=now,
+        )
+        .execution_options(synchronize_session=False)
+    )
 
 
 async def active_listeners(session: AsyncSession, user_id: str, event_type: str) -> list[str]:

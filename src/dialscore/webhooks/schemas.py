@@ -164,12 +164,24 @@ class SubscriptionCreated(SubscriptionOut):
     secret: str = Field(description="The signing secret; shown only in this response")
 
 
+class SubscriptionRotated(SubscriptionCreated):
+    secret: str = Field(description="The new signing secret; shown only in this response")
+    previousSecretExpiresAt: Timestamp = Field(
+        description="Extension (P121): until then webhook-signature carries a signature by "
+        "the secret this one replaced too; X-Service-Signature uses the new one at once"
+    )
+
+
 class SubscriptionResponse(BaseModel):
     data: SubscriptionOut
 
 
 class SubscriptionCreatedResponse(BaseModel):
     data: SubscriptionCreated
+
+
+class SubscriptionRotatedResponse(BaseModel):
+    data: SubscriptionRotated
 
 
 class SubscriptionList(BaseModel):
@@ -234,13 +246,48 @@ SignatureHeader = Annotated[
     Header(
         alias="X-Service-Signature",
         description="Base64(HMAC-SHA256(secret, raw request body)) under the subscription's "
-        "secret: compare it with your own computation over the raw bytes, and answer 401 when "
-        "they differ",
+        "secret (after a rotation, the new one at once: P121): compare it with your own "
+        "computation over the raw bytes, and answer 401 when they differ",
     ),
 ]
 UserAgentHeader = Annotated[
     str, Header(alias="User-Agent", description="Service-Webhooks/<version>")
 ]
+
+
+def _standard_headers(
+    webhook_id: Annotated[
+        str,
+        Header(
+            alias="webhook-id",
+            description="Standard Webhooks (P120): the envelope id, the same on every attempt",
+        ),
+    ],
+    webhook_timestamp: Annotated[
+        str,
+        Header(
+            alias="webhook-timestamp",
+            description="Standard Webhooks: Unix seconds of this attempt (each attempt has "
+            "its own); the libraries refuse one more than 5 minutes from the receiver's clock",
+        ),
+    ],
+    webhook_signature: Annotated[
+        str,
+        Header(
+            alias="webhook-signature",
+            description="Standard Webhooks: `v1,` and Base64(HMAC-SHA256(key, "
+            "`{webhook-id}.{webhook-timestamp}.{raw body}`)), where the key is the Base64 "
+            "after `whsec_` decoded (a secret not of that form: its UTF-8 bytes). For 24 hours "
+            "after a rotation, a second entry by the previous secret follows, space-separated "
+            "(P121). Check it with `standardwebhooks` or `svix`",
+        ),
+    ],
+) -> None:
+    """The Standard Webhooks headers of a delivery, for the document only."""
+
+
+# A dependency that declares the three headers in the document's events.
+StandardHeaders = Annotated[None, Depends(_standard_headers)]
 # A receiver's answers, as the dispatcher reads them (D23); any 2xx acknowledges an event.
 RECEIVED = "Received, within 10 seconds; any 2xx acknowledges the event, which is not sent again"
 RECEIVER_ANSWERS: dict[int | str, dict[str, Any]] = {

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,9 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.accounts.schemas import Principal
 from dialscore.kit.clock import new_id, require_uuid, utcnow
 from dialscore.kit.crypto import SecretBox
-from dialscore.kit.errors import BadRequest, NotFound
+from dialscore.kit.errors import BadRequest, Conflict, NotFound
 from dialscore.kit.outbound import RefusedTarget, check_url
 from dialscore.models import WebhookDelivery, WebhookSubscription
+from dialscore.webhooks import new_secret
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks.schemas import (
     CALLBACK,
@@ -25,6 +25,8 @@ from dialscore.webhooks.schemas import (
 )
 
 SECRET_PURPOSE = "webhook-secret"
+# How long after a rotation the previous secret still signs webhook-signature (P121).
+PREVIOUS_SECRET_KEPT = timedelta(hours=24)
 
 
 def secret_box(server_secret: str) -> SecretBox:
@@ -41,11 +43,8 @@ async def create_subscription(
 ) -> tuple[WebhookSubscription, str]:
     """A new subscription, with its URL normalised (P75), and its signing secret (shown only
     now)."""
-    try:
-        url = await check_url(request.url, allow_private=allow_private)
-    except RefusedTarget as exc:
-        raise BadRequest(f"url is not allowed: {exc}") from None
-    secret = "whsec_" + secrets.token_urlsafe(32)
+    url = await checked_url(request.url, allow_private=allow_private)
+    secret = new_secret()
     now = utcnow()
     subscription = WebhookSubscription(
         id=new_id(),
