@@ -280,3 +280,104 @@ async def test_the_delivery_log_pages_deliveries_with_their_attempts(
         r["id"] for r in rows[20:]
     ]
     assert 'rel="prev"' in second.text and 'rel="next"' not in second.text
+
+
+# -- editing (P140, P141) -------------------------------------------------------------------------
+
+
+async def test_edit_changes_the_webhook_in_place_and_a_resend_changes_nothing(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    made = await api.post(
+        "/api/public/v2/webhooks",
+        headers=tenant.headers,
+        json={"name": "CRM", "url": "https://93.184.215.14/hook", "eventTypes": ["job.completed"]},
+    )
+    webhook = made.json()["data"]
+    page_path = f"/app/webhooks/{webhook['id']}"
+    action = f"{page_path}/edit"
+    await sign_in_user(api, db, tenant.user_id)
+    page = await api.get(page_path)
+    assert field_value(page.text, "edit-name") == "CRM"
+    assert field_value(page.text, "edit-url") == "https://93.184.215.14/hook"
+    assert field_value(page.text, "edit-rate") == ""
+    assert "your account's rate" in page.text
+    hidden = hidden_fields(page.text, action)
+    assert set(hidden) == {"csrf_token", "once"}
+    sent = {
+        **hidden,
+        "name": "CRM (EU)",
+        "url": "https://93.184.215.15/in",
+        "events": ["job.contact.scored", "job.completed"],
+        "rate": "2.5",
+    }
+    answer = await api.post(action, data=sent)
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"] == f"{page_path}?done=edited"
+    shown = await api.get(answer.headers["location"])
+    assert "The webhook was changed." in shown.text
+    assert field_value(shown.text, "edit-rate") == "2.5"
+    assert "at most 2.5 per second" in shown.text
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    (changed,) = listed.json()["data"]["webhooks"]
+    assert changed == {
+        **{k: v for k, v in webhook.items() if k != "secret"},
+        "name": "CRM (EU)",
+        "url": "https://93.184.215.15/in",
+        "eventTypes": ["job.contact.scored", "job.completed"],
+        "triggers": ["job.contact.scored", "job.completed"],
+        "rateLimit": 2.5,
+    }
+
+    # Changed through the API meanwhile: the same form sent again changes nothing.
+    await api.patch(
+        f"/api/public/v2/webhooks/{webhook['id']}", json={"name": "API"}, headers=tenant.headers
+    )
+    again = await api.post(action, data=sent)
+    assert again.headers["location"] == f"{page_path}?done=edited-again"
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"][0]["name"] == "API"
+
+    # An empty rate removes it.
+    fresh = hidden_fields((await api.get(page_path)).text, action)
+    cleared = await api.post(action, data={**sent, **fresh, "rate": ""})
+    assert cleared.status_code == 303, cleared.text
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"][0]["rateLimit"] is None
+
+
+async def test_edit_errors_are_shown_beside_their_fields_with_what_was_typed(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    made = await api.post(
+        "/api/public/v2/webhooks",
+        headers=tenant.headers,
+        json={"name": "CRM", "url": "https://93.184.215.14/hook", "eventTypes": ["job.completed"]},
+    )
+    webhook = made.json()["data"]
+    action = f"/app/webhooks/{webhook['id']}/edit"
+    token = await sign_in_user(api, db, tenant.user_id)
+    base = {"csrf_token": token, "name": "CRM", "url": "https://93.184.215.14/hook"}
+    cases = [
+        ({"name": "  ", "events": ["job.completed"]}, "edit-name-error", "Give the webhook a name"),
+        ({"events": []}, "edit-events-error", "Choose at least one event."),
+        (
+            {"url": "https://127.0.0.1/hook", "events": ["job.completed"]},
+            "edit-url-error",
+            "cannot receive webhooks",
+        ),
+        ({"rate": "0", "events": ["job.completed"]}, "edit-rate-error", "from 0.1 to 1000"),
+        ({"rate": "fast", "events": ["job.completed"]}, "edit-rate-error", "from 0.1 to 1000"),
+    ]
+    for fields, error_id, says in cases:
+        answer = await api.post(action, data={**base, **fields})
+        assert answer.status_code == 400, (fields, answer.text)
+        error = re.search(rf'<span class="field-error" id="{error_id}">([^<]+)</span>', answer.text)
+        assert error is not None and says in error.group(1), fields
+        for name in ("name", "url", "rate"):
+            if name in fields:
+                assert field_value(answer.text, f"edit-{name}") == fields[name], fields
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"] == [
+        {k: v for k, v in webhook.items() if k != "secret"}
+    ]

@@ -399,3 +399,40 @@ def test_migration_0018_lets_a_delivery_lose_its_body_and_keeps_the_rows(empty_u
     assert "ix_webhook_deliveries_body_kept" not in indexes_of(url, "webhook_deliveries")
     upgrade(url)
     assert sql(url, DELIVERY_ROWS) == after
+
+
+# -- 0019: a subscription's own delivery rate --------------------------------------------------
+
+
+def subscription_columns(url: str) -> set[str]:
+    if url.startswith("sqlite"):
+        return {row[1] for row in sql(url, "PRAGMA table_info(webhook_subscriptions)")}
+    found = sql(
+        url,
+        "SELECT column_name FROM information_schema.columns "
+        "WHERE table_name = 'webhook_subscriptions'",
+    )
+    return {row[0] for row in found}
+
+
+def test_migration_0019_adds_the_subscription_rate_and_takes_it_away(empty_url: str) -> None:
+    url = empty_url
+    upgrade(url, "0018")
+    assert "rate_limit" not in subscription_columns(url)
+    # SQLite copies the table (batch mode): its rows must come along. PostgreSQL adds the
+    # column in place (and would need a client and a user for a row).
+    rows = "SELECT id, name, url, status FROM webhook_subscriptions ORDER BY id"
+    if url.startswith("sqlite"):
+        sql(url, "INSERT INTO webhook_subscriptions (id, client_id, user_id, name, url, "
+            "event_types, status, secret_ciphertext, created_at, updated_at) VALUES "
+            "('s', 'c', 'u', 'CRM', 'https://hooks.example/in', '[\"job.completed\"]', "
+            "'active', 'sealed', '2026-11-01 00:00:00', '2026-11-01 00:00:00')")  # fmt: skip
+    before = sql(url, rows)
+    upgrade(url, "0019")
+    assert "rate_limit" in subscription_columns(url)
+    assert sql(url, rows) == before
+    assert sql(url, "SELECT rate_limit FROM webhook_subscriptions") == [(None,)] * len(before)
+    command.downgrade(alembic_config(url), "0018")
+    assert "rate_limit" not in subscription_columns(url)
+    assert "secret_rotated_at" in subscription_columns(url)
+    assert sql(url, rows) == before

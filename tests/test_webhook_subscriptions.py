@@ -41,7 +41,9 @@ HOOKS = f"{V2}/webhooks"
 BOTH = ["job.contact.scored", "job.completed"]
 # A public address literal: accepted without DNS, and never called (no events reach it).
 PUBLIC_URL = "https://93.184.216.34/hook"
-SUBSCRIPTION_KEYS = {"id", "name", "url", "eventTypes", "triggers", "status", "createdAt"}
+SUBSCRIPTION_KEYS = {
+    "id", "name", "url", "eventTypes", "triggers", "status", "createdAt", "rateLimit",
+}  # fmt: skip
 DELIVERY_KEYS = {
     "id",
     "eventType",

@@ -23,12 +23,22 @@ from dialscore.models import WebhookSubscription
 from dialscore.signin.schemas import WebUser
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import service
-from dialscore.webhooks.schemas import EVENT_TYPES, SubscriptionCreate
+from dialscore.webhooks.schemas import (
+    EVENT_TYPES,
+    MAX_RATE_LIMIT,
+    MIN_RATE_LIMIT,
+    SubscriptionCreate,
+    SubscriptionUpdate,
+)
 
 router = APIRouter()
 
 DELIVERIES_PER_PAGE = 20
 NO_EVENTS = "Choose at least one event."
+RATE_PROBLEM = (
+    f"Enter deliveries per second from {MIN_RATE_LIMIT:g} to {MAX_RATE_LIMIT:g}, or leave it "
+    "empty for your account's rate alone."
+)
 EVENT_LABELS = {
     "job.contact.scored": "Each contact scored (job.contact.scored)",
     "job.completed": "Each job completed (job.completed)",
@@ -40,6 +50,10 @@ NOTICES = {
     "deleted": "The webhook was deleted.",
     "test": "A test event is on its way. Reload this page to see its attempts.",
     "redelivered": "The delivery is being sent again. Reload this page to see the attempt.",
+    "body-removed": "That delivery's body was removed: it cannot be delivered again.",
+    "edited": "The webhook was changed. The next delivery uses what you saved.",
+    "edited-again": "This form was already sent: the webhook was changed then. Nothing was "
+    "changed again.",
 }
 SENT_AGAIN = (
     "This form was already sent: the webhook “{name}” was created then and its secret shown "
@@ -63,6 +77,29 @@ class CreateForm:
     url: str = ""
     events: list[str] = field(default_factory=lambda: list(EVENT_TYPES))
     errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class EditForm:
+    """The edit form of a subscription's page (P140): its values as stored, or as typed with
+    what is wrong with them."""
+
+    name: str = ""
+    url: str = ""
+    events: list[str] = field(default_factory=list)
+    # Deliveries per second as typed; empty for none (P141).
+    rate: str = ""
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, subscription: WebhookSubscription) -> EditForm:
+        rate = subscription.rate_limit
+        return cls(
+            name=subscription.name,
+            url=subscription.url,
+            events=list(subscription.event_types),
+            rate="" if rate is None else f"{rate:g}",
+        )
 
 
 async def _owned(session: AsyncSession, user: WebUser, subscription_id: str) -> WebhookSubscription:
@@ -114,6 +151,8 @@ def _field_errors(exc: ValidationError) -> dict[str, str]:
             errors.setdefault("name", "Give the webhook a name (at most 200 characters).")
         elif where == "url":
             errors.setdefault("url", "Enter the URL that receives the events.")
+        elif where == "rateLimit":
+            errors.setdefault("rate", RATE_PROBLEM)
         else:
             errors.setdefault("events", NO_EVENTS)
     return errors
@@ -224,16 +263,18 @@ async def delete_webhook(
     return RedirectResponse(f"{PREFIX}/webhooks?done=deleted", status_code=303)
 
 
-@router.get("/webhooks/{webhook_id}", response_class=HTMLResponse)
-async def delivery_log(
+async def _webhook_page(
     request: Request,
-    webhook_id: str,
-    user: SignedIn,
-    session: ReadSession,
-    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
-    done: str | None = None,
+    user: WebUser,
+    session: AsyncSession,
+    subscription: WebhookSubscription,
+    *,
+    page: int = 1,
+    notice: str = "",
+    secret: str | None = None,
+    edit: EditForm | None = None,
+    status_code: int = 200,
 ) -> HTMLResponse:
-    subscription = await _owned(session, user, webhook_id)
     paging = PageRequest(page, DELIVERIES_PER_PAGE)
     deliveries, total, attempts = await repo.deliveries_page(
         session, subscription.id, offset=paging.offset, limit=paging.limit
@@ -245,6 +286,7 @@ async def delivery_log(
         user,
         status_code=status_code,
         subscription=subscription,
+        edit=edit or EditForm.of(subscription),
         event_labels=EVENT_LABELS,
         deliveries=deliveries,
         attempts=attempts,
@@ -253,6 +295,110 @@ async def delivery_log(
         secret=secret,
         previous_until=until if until is not None and utcnow() < until else None,
     )
+
+
+@router.get("/webhooks/{webhook_id}", response_class=HTMLResponse)
+async def delivery_log(
+    request: Request,
+    webhook_id: str,
+    user: SignedIn,
+    session: ReadSession,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
+    done: str | None = None,
+) -> HTMLResponse:
+    subscription = await _owned(session, user, webhook_id)
+    return await _webhook_page(
+        request, user, session, subscription, page=page, notice=NOTICES.get(done or "", "")
+    )
+
+
+@router.post("/webhooks/{webhook_id}/rotate-secret", response_class=HTMLResponse)
+async def rotate_secret(
+    request: Request, webhook_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> HTMLResponse:
+    """Replaces the secret and shows the new one on this answer only: not redirected, and a
+    reload (the same one-time token) replaces nothing again (P91)."""
+    subscription = await _owned(session, user, webhook_id)
+    made: list[str] = []
+
+    async def rotate() -> dict[str, Any]:
+        _, secret = await service.rotate_secret(
+            session,
+            user.principal,
+            subscription.id,
+            server_secret=state.settings.resolved_secret_key,
+        )
+        made.append(secret)
+        return {"id": subscription.id, "name": subscription.name}
+
+    once = sent_once(await request.form(), user, "app/webhooks/rotate-secret", state.settings)
+    first, again = await answer_once(session, once, now=utcnow(), answer=rotate)
+    if again:
+        notice = ROTATED_AGAIN.format(**first)
+        return await _webhook_page(request, user, session, subscription, notice=notice)
+    until = service.previous_secret_until(subscription)
+    notice = ROTATED.format(until=until.strftime("%Y-%m-%d %H:%M:%S") if until else "—")
+    # The secret is in this answer only, never stored in the clear.
+    page = await _webhook_page(request, user, session, subscription, notice=notice, secret=made[0])
+    page.headers["Cache-Control"] = "no-store"
+    return page
+
+
+@router.post("/webhooks/{webhook_id}/edit", response_class=HTMLResponse)
+async def edit_webhook(
+    request: Request, webhook_id: str, user: FormUser, session: WriteSession, state: StateDep
+) -> Response:
+    """Changes the name, URL and events in place (P140), through the service the API's
+    PATCH calls; errors are shown beside their fields with what was typed kept. The form's
+    one-time token makes a second send change nothing again (P91)."""
+    subscription = await _owned(session, user, webhook_id)
+    sent = await request.form()
+    name, url = sent.get("name"), sent.get("url")
+    events = [e for e in sent.getlist("events") if isinstance(e, str)]
+    rate = sent.get("rate")
+    form = EditForm(
+        name=name if isinstance(name, str) else "",
+        url=url if isinstance(url, str) else "",
+        events=events,
+        rate=rate.strip() if isinstance(rate, str) else "",
+    )
+    fields: dict[str, Any] = {"name": form.name, "url": form.url, "rateLimit": None}
+    if events:
+        fields["eventTypes"] = events
+    if form.rate:
+        try:
+            fields["rateLimit"] = float(form.rate)
+        except ValueError:
+            fields["rateLimit"] = form.rate  # refused by the model, as a string
+    try:
+        body = SubscriptionUpdate.model_validate(fields)
+    except ValidationError as exc:
+        form.errors = _field_errors(exc)
+    if not events:
+        form.errors.setdefault("events", NO_EVENTS)
+    if form.errors:
+        return await _webhook_page(request, user, session, subscription, edit=form, status_code=400)
+
+    async def edit() -> dict[str, Any]:
+        await service.update_subscription(
+            session,
+            user.principal,
+            subscription.id,
+            body,
+            allow_private=state.settings.webhook_allow_private,
+        )
+        return {"id": subscription.id}
+
+    once = sent_once(sent, user, "app/webhooks/edit", state.settings)
+    try:
+        _, again = await answer_once(session, once, now=utcnow(), answer=edit)
+    except ApiError as exc:
+        await session.rollback()
+        form.errors = {"url": _url_problem(exc.message)}
+        subscription = await _owned(session, user, webhook_id)
+        return await _webhook_page(request, user, session, subscription, edit=form, status_code=400)
+    done = "edited-again" if again else "edited"
+    return RedirectResponse(f"{PREFIX}/webhooks/{webhook_id}?done={done}", status_code=303)
 
 
 @router.post("/webhooks/{webhook_id}/test")

@@ -97,6 +97,10 @@ _MESSAGES: dict[str, str] = {
     "text_characters": "{field} {problem}",
     # Pydantic's own refusal of a string with a lone surrogate (P74).
     "string_unicode": "{field} " + SURROGATE_PROBLEM,
+    # A key that the operation's body does not have (bodies that refuse unknown keys, P140).
+    "extra_forbidden": "{field} is not a field of this request",
+    "float_type": "{field} must be a number",
+    "float_parsing": "{field} must be a number",
 }
 
 

@@ -28,6 +28,13 @@ class WebhookSubscription(Base):
     # Encrypted with a key derived from the server secret: a database dump alone does not
     # reveal it.
     secret_ciphertext: Mapped[str] = mapped_column(Text)
+    # The secret before the last rotation, sealed the same way, and when it was replaced: for
+    # a day after, deliveries' webhook-signature carries a signature by it too (P121).
+    previous_secret_ciphertext: Mapped[str | None] = mapped_column(Text, nullable=True)
+    secret_rotated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Deliveries per second to this subscription, below its user's rate (the lower wins);
+    # None: the user's rate alone (P141).
+    rate_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

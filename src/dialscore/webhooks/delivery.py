@@ -70,6 +70,45 @@ class Claimed:
     event_type: str
     # When the event was made, for the delivery latency metric.
     created_at: datetime | None = None
+    # The keys of webhook-signature (P120): the secret's, and until ``previous_until`` the
+    # one of the secret it replaced (P121). None: made from ``secret`` when sent.
+    hmac_key: bytes | None = None
+    previous_key: bytes | None = None
+    previous_until: datetime | None = None
+    # The subscription's own rate key and deliveries per second (P141), when it has one: a
+    # send waits for room under it as well as under ``key``.
+    endpoint_key: str | None = None
+    endpoint_rate: float | None = None
+
+    @property
+    def slots(self) -> list[tuple[str, float]]:
+        """The rate keys a send is counted under: the subscription's own first (usually the
+        tighter, so a send waiting for it holds nothing of its user's rate), then its
+        user's."""
+        own = []
+        if self.endpoint_key is not None and self.endpoint_rate is not None:
+            own.append((self.endpoint_key, self.endpoint_rate))
+        return [*own, (self.key, self.rate)]
+
+    def standard_headers(self, now: datetime) -> dict[str, str]:
+        """The Standard Webhooks headers of an attempt made ``now``: its own timestamp, so
+        its own signatures; the body is signed as it is sent (P106), not encoded again."""
+        timestamp = int(now.timestamp())
+        key = self.hmac_key if self.hmac_key is not None else signing_key(self.secret)
+        signatures = [standard_signature(key, self.delivery_id, timestamp, self.body)]
+        if (
+            self.previous_key is not None
+            and self.previous_until is not None
+            and now < self.previous_until
+        ):
+            signatures.append(
+                standard_signature(self.previous_key, self.delivery_id, timestamp, self.body)
+            )
+        return {
+            "webhook-id": self.delivery_id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": " ".join(signatures),
+        }
 
 
 @dataclass(frozen=True)
@@ -217,6 +256,8 @@ class Dispatcher:
             self._held[item.delivery_id] = item
             self._leases[item.delivery_id] = item.leased_until
             self._per_key[item.key] += 1
+            if item.endpoint_key is not None:
+                self._per_key[item.endpoint_key] += 1
             self._per_origin[item.origin] += 1
             self._waiting[item.origin].append(item)
         self._start_sends()
@@ -229,7 +270,7 @@ class Dispatcher:
             async with self.db.read() as session:
                 if not await repo.any_due(session, now=now):
                     return []
-        chosen: list[tuple[repo.Candidate, str, str]] = []
+        chosen: list[tuple[repo.Candidate, str, str, str | None]] = []
         batch_keys: Counter[str] = Counter()
         batch_origins: Counter[str] = Counter()
         claimed: list[Claimed] = []
@@ -248,18 +289,23 @@ class Dispatcher:
                 key = f"{candidate.user_id}:{candidate.event_type}"
                 origin = _origin(candidate.url)
                 key_cap = max(1, int(candidate.rate * _BACKLOG_SECONDS))
+                own = _endpoint_key(candidate)
+                own_cap = max(1, int((candidate.subscription_rate or 0) * _BACKLOG_SECONDS))
                 if (
                     self._per_key[key] + batch_keys[key] >= key_cap
                     or self._per_origin[origin] + batch_origins[origin] >= self.most_held_per_origin
+                    or (own is not None and self._per_key[own] + batch_keys[own] >= own_cap)
                 ):
-                    # Left due: taken once its key or receiver has room again.
+                    # Left due: taken once its keys or receiver have room again.
                     continue
                 batch_keys[key] += 1
+                if own is not None:
+                    batch_keys[own] += 1
                 batch_origins[origin] += 1
-                chosen.append((candidate, key, origin))
+                chosen.append((candidate, key, origin, own))
             until = now + self.lease
-            await repo.lease(session, [c.delivery_id for c, _, _ in chosen], until=until)
-            for candidate, key, origin in chosen:
+            await repo.lease(session, [c.delivery_id for c, _, _, _ in chosen], until=until)
+            for candidate, key, origin, own in chosen:
                 secret, problem = self._secret(candidate.sealed)
                 if secret is None:
                     # Not deliverable by anyone: fail it alone rather than every claim.
@@ -267,6 +313,7 @@ class Dispatcher:
                         session, candidate.delivery_id, error=problem, now=now
                     )
                     continue
+                previous_key, previous_until = self._previous_key(candidate, now)
                 body = delivery_body(
                     delivery_id=candidate.delivery_id,
                     kind=candidate.kind,
@@ -453,7 +500,10 @@ class Dispatcher:
     async def attempt(self, item: Claimed) -> Outcome:
         """One attempt of one delivery, once its rate allows it, and the delivery's state
         after it (to be recorded); ``RateUnavailable`` when its rate cannot be checked now."""
-        await self.limiter.wait_for_slot(item.key, item.rate)
+        if item.endpoint_key is None:
+            await self.limiter.wait_for_slot(item.key, item.rate)
+        else:
+            await self.limiter.wait_for_slots(item.slots)
         started = utcnow()
         clock = time.monotonic()
         result = await self.send(item)
@@ -496,6 +546,14 @@ class Dispatcher:
 def _opened(box: SecretBox, sealed: str) -> str:
     """A subscription's secret, opened once per process rather than once per delivery."""
     return box.open(sealed)
+
+
+def _endpoint_key(candidate: repo.Candidate) -> str | None:
+    """The rate key of a subscription with a rate of its own (P141); None for one without
+    and for a callback."""
+    if candidate.subscription_rate is None or candidate.subscription_id is None:
+        return None
+    return f"subscription:{candidate.subscription_id}"
 
 
 def _by_lease(leases: dict[str, datetime]) -> dict[datetime, list[str]]:

@@ -21,6 +21,8 @@ from dialscore.webhooks.schemas import (
     SubscriptionCreatedResponse,
     SubscriptionListResponse,
     SubscriptionResponse,
+    SubscriptionRotatedResponse,
+    SubscriptionUpdate,
     present_delivery,
     present_subscription,
 )
@@ -108,6 +110,67 @@ async def deactivate_webhook(
     """No events are sent to the subscription while it is inactive, none are kept for
     events that happen meanwhile (P19); its configuration is kept. No body."""
     return await _set_status(principal, session, state, id, "inactive")
+
+
+@router.patch(
+    "/{id}",
+    response_model=SubscriptionResponse,
+    responses=api_responses(400, 404, 413, example=examples.UPDATED_ANSWER),
+    openapi_extra=request_example(examples.UPDATE_REQUEST),
+    summary="Change a subscription's name, URL, events or rate in place",
+)
+async def update_webhook(
+    id: Uuid,
+    body: SubscriptionUpdate,
+    principal: CurrentPrincipal,
+    session: WriteSession,
+    state: StateDep,
+) -> dict[str, Any]:
+    """Extension (P140): changes the fields given (`name`, `url`, the event list as
+    `eventTypes` or `events`, `rateLimit`); those left out keep their value, and so do the
+    secret, the status and the delivery log. A new `url` is checked as on creation (https, a
+    public host: D24, P75); the next delivery goes to it, those already pending included.
+    `rateLimit` caps the deliveries per second to this subscription under the user's rate
+    (P141); null removes it. Another key in the body, or none of these, answers 400. No
+    secret in the answer."""
+    subscription = await service.update_subscription(
+        session,
+        principal,
+        id,
+        body,
+        allow_private=state.settings.webhook_allow_private,
+    )
+    answer = {"data": present_subscription(subscription)}
+    await session.commit()
+    return answer
+
+
+@router.post(
+    "/{id}/rotate-secret",
+    response_model=SubscriptionRotatedResponse,
+    responses=api_responses(400, 404, example=examples.ROTATED_ANSWER),
+    summary="Replace the signing secret; the new one is shown only in this response",
+)
+async def rotate_webhook_secret(
+    id: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
+) -> dict[str, Any]:
+    """Extension (P121): gives the subscription a new signing `secret`, shown only here.
+    `X-Service-Signature` is made with the new secret from now on. For 24 hours (until
+    `previousSecretExpiresAt`) each delivery's `webhook-signature` carries two signatures,
+    by the new secret and by the one it replaced, so a receiver checking it can switch
+    secrets without losing events; after that only the new one. Rotating again within the
+    24 hours keeps only the newest previous secret (the one this call replaces). No body."""
+    subscription, secret = await service.rotate_secret(
+        session, principal, id, server_secret=state.settings.resolved_secret_key
+    )
+    body = {
+        "data": {
+            **present_subscription(subscription, secret=secret),
+            "previousSecretExpiresAt": isoformat(service.previous_secret_until(subscription)),
+        }
+    }
+    await session.commit()
+    return body
 
 
 @router.delete(

@@ -23,9 +23,24 @@ SUBSCRIPTION: dict[str, Any] = {
     "triggers": EVENT_TYPES,
     "status": "active",
     "createdAt": "2025-06-03T14:30:00Z",
+    "rateLimit": None,
 }
 CREATED_ANSWER: dict[str, Any] = {
-    "data": {**SUBSCRIPTION, "secret": "whsec_80alO86wkLXScTwZHuseor8ZTcAjRG4uvc0Woc6Jrd4"}
+    "data": {**SUBSCRIPTION, "secret": "whsec_80alO86wkLXScTwZHuseor8ZTcAjRG4uvc0Woc6Jrd4="}
+}
+# A subscription moved to another receiver (P140).
+UPDATE_REQUEST: dict[str, Any] = {
+    "name": "CRM sync (new cluster)",
+    "url": "https://hooks-eu.northwind-logistics.com/dialscore",
+    "rateLimit": 2,
+}
+UPDATED_ANSWER: dict[str, Any] = {"data": {**SUBSCRIPTION, **UPDATE_REQUEST}}
+ROTATED_ANSWER: dict[str, Any] = {
+    "data": {
+        **SUBSCRIPTION,
+        "secret": "whsec_q4Ld0Zb6mGfJ1X8yTn3sVwE2cHkRuA9oPiBzL5tMeQ0=",
+        "previousSecretExpiresAt": "2025-06-10T09:15:00Z",
+    }
 }
 LIST_ANSWER: dict[str, Any] = {"data": {"webhooks": [SUBSCRIPTION]}}
 ACTIVE_ANSWER: dict[str, Any] = {"data": SUBSCRIPTION}

@@ -1,5 +1,10 @@
 """Delivery rate per (user, event type): at most ``rate`` sends start in any window of a
-second (plus a small margin for receivers' clocks), checked at the moment of sending.
+second (plus a small margin for receivers' clocks), checked at the moment of sending. A send
+may be counted under several keys at once (its user's and its subscription's own rate, P141):
+it starts only when every one of them has room, and is counted in each.
+
+A rate below 1 allows one send per window of ``1 / rate`` seconds (plus the margin); a
+fractional rate above 1 is taken down to whole sends per second.
 
 A sliding log of send times, in memory for one machine, and in Redis on the Redis clock for
 many, so every worker sharing a key shares one limit. When Redis cannot be reached, the
@@ -13,7 +18,7 @@ import asyncio
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import redis.asyncio
@@ -55,10 +60,19 @@ class RateUnavailable(Exception):
     nothing may be sent until it can."""
 
 
+# A rate key and its sends per second.
+Slot = tuple[str, float]
+
+
 class DeliveryRateLimiter(Protocol):
     async def wait_for_slot(self, key: str, rate: float) -> None:
         """Returns when a send for ``key`` may start now, and counts it; raises
         ``RateUnavailable`` when no send may start at all for now."""
+        ...
+
+    async def wait_for_slots(self, slots: Sequence[Slot]) -> None:
+        """Returns when a send may start now under every key of ``slots`` at its rate, and
+        counts it under each; raises ``RateUnavailable`` when no send may start for now."""
         ...
 
     async def available(self) -> bool:
@@ -72,6 +86,12 @@ def _limit(rate: float) -> int:
     return max(1, int(rate))
 
 
+def _window(rate: float) -> float:
+    """The window in which ``_limit(rate)`` sends may start: a second and the margin, longer
+    for a rate below one a second."""
+    return WINDOW_SECONDS / rate if 0 < rate < 1 else WINDOW_SECONDS
+
+
 class MemoryRateLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -79,18 +99,35 @@ class MemoryRateLimiter:
 
     def try_acquire(self, key: str, rate: float) -> float:
         """Counts a send now and returns 0, or returns the seconds until one may start."""
+        return self.try_acquire_all(((key, rate),))
+
+    def try_acquire_all(self, slots: Sequence[Slot]) -> float:
+        """Counts a send now under every key of ``slots`` and returns 0, or, when one has no
+        room, counts nothing and returns the seconds until all may have."""
         now = self._clock()
+        wait = max((self._wait(key, rate, now) for key, rate in slots), default=0.0)
+        if wait > 0:
+            return wait
+        # No await between the checks and the appends: one event loop makes them atomic.
+        for key, _ in slots:
+            self._sent[key].append(now)
+        return 0.0
+
+    def _wait(self, key: str, rate: float, now: float) -> float:
+        """The seconds until ``key`` has room for a send at ``rate``; 0 when it has now."""
+        window = _window(rate)
         sent = self._sent.setdefault(key, deque())
-        while sent and sent[0] <= now - WINDOW_SECONDS:
+        while sent and sent[0] <= now - window:
             sent.popleft()
-        # No await between the check and the append: one event loop makes it atomic.
         if len(sent) < _limit(rate):
-            sent.append(now)
             return 0.0
-        return sent[0] + WINDOW_SECONDS - now
+        return sent[0] + window - now
 
     async def wait_for_slot(self, key: str, rate: float) -> None:
-        while (wait := self.try_acquire(key, rate)) > 0:
+        await self.wait_for_slots(((key, rate),))
+
+    async def wait_for_slots(self, slots: Sequence[Slot]) -> None:
+        while (wait := self.try_acquire_all(slots)) > 0:
             await asyncio.sleep(wait)
 
     async def available(self) -> bool:
@@ -113,14 +150,34 @@ class RedisRateLimiter:
 
     async def try_acquire(self, key: str, rate: float) -> float:
         """Counts a send now and returns 0, or returns the seconds until one may start."""
-        wait_us = await self._script(
-            keys=[self.key(key)],
-            args=[int(WINDOW_SECONDS * 1_000_000), _limit(rate), uuid.uuid4().hex],
-        )
-        return max(0, int(wait_us)) / 1_000_000
+        return await self.try_acquire_all(((key, rate),))
+
+    async def try_acquire_all(self, slots: Sequence[Slot]) -> float:
+        """Counts a send now under every key of ``slots`` and returns 0, or returns the
+        seconds until the first key without room may have it. One script per key, since
+        each key is its own hash tag (its own Redis Cluster slot): the keys are taken in
+        order, and when one has no room the send counted under those before it is taken
+        back, so a send is counted only once it may start under all of them."""
+        taken: list[tuple[str, str]] = []
+        for key, rate in slots:
+            member = uuid.uuid4().hex
+            wait_us = await self._script(
+                keys=[self.key(key)],
+                args=[int(_window(rate) * 1_000_000), _limit(rate), member],
+            )
+            wait = max(0, int(wait_us)) / 1_000_000
+            if wait > 0:
+                for earlier, counted in taken:
+                    await self._client.zrem(self.key(earlier), counted)
+                return wait
+            taken.append((key, member))
+        return 0.0
 
     async def wait_for_slot(self, key: str, rate: float) -> None:
-        while (wait := await self.try_acquire(key, rate)) > 0:
+        await self.wait_for_slots(((key, rate),))
+
+    async def wait_for_slots(self, slots: Sequence[Slot]) -> None:
+        while (wait := await self.try_acquire_all(slots)) > 0:
             await asyncio.sleep(wait)
 
     async def available(self) -> bool:
@@ -190,10 +247,13 @@ class SharedRateLimiter:
             log.warning("webhook delivery rate reaches Redis again; deliveries share it again")
 
     async def wait_for_slot(self, key: str, rate: float) -> None:
+        await self.wait_for_slots(((key, rate),))
+
+    async def wait_for_slots(self, slots: Sequence[Slot]) -> None:
         while True:
             if self._redis_due():
                 try:
-                    wait = await self.redis.try_acquire(key, rate)
+                    wait = await self.redis.try_acquire_all(slots)
                 except REDIS_FAILURES as exc:
                     self._failed(exc)
                 else:
@@ -204,7 +264,7 @@ class SharedRateLimiter:
                     continue
             if self.fail_closed:
                 raise RateUnavailable("the webhook delivery rate cannot be checked: Redis is away")
-            wait = self.fallback.try_acquire(key, rate)
+            wait = self.fallback.try_acquire_all(slots)
             if wait <= 0:
                 return
             await asyncio.sleep(min(wait, REDIS_RETRY_SECONDS))

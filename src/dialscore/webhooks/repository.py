@@ -193,6 +193,13 @@ class Candidate:
     first_attempt_at: datetime | None
     created_at: datetime
     sealed: str | None
+    # A subscription's secret before its last rotation, and when that was (P121); None for a
+    # callback and a subscription never rotated.
+    previous_sealed: str | None
+    rotated_at: datetime | None
+    # The subscription's own deliveries per second (P141), None for none and for a callback.
+    subscription_rate: float | None = None
+    subscription_id: str | None = None
 
     @property
     def rate(self) -> float:
@@ -236,6 +243,10 @@ async def due_candidates(
             WebhookDelivery.first_attempt_at,
             WebhookDelivery.created_at,
             sealed,
+            WebhookSubscription.previous_secret_ciphertext,
+            WebhookSubscription.secret_rotated_at,
+            WebhookSubscription.rate_limit,
+            WebhookDelivery.subscription_id,
         )
         .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
         .join(User, User.id == WebhookDelivery.user_id)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Header
+from fastapi import Depends, Header
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
@@ -39,6 +40,7 @@ def present_subscription(
         "triggers": list(subscription.event_types),
         "status": subscription.status,
         "createdAt": isoformat(subscription.created_at),
+        "rateLimit": subscription.rate_limit,
     }
     if secret is not None:
         out["secret"] = secret
@@ -98,6 +100,16 @@ WebhookStatus = TypeAliasType("WebhookStatus", Literal["active", "inactive"])
 # Both are stripped first: a blank one is refused (documented by ``NOT_BLANK``).
 _NAME = StringConstraints(strip_whitespace=True, min_length=1, max_length=200)
 _URL = StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)
+# A subscription's own rate, deliveries per second (P141): a JSON number (not a string, not a
+# boolean), from one every ten seconds to the most any plan allows.
+MIN_RATE_LIMIT = 0.1
+MAX_RATE_LIMIT = 1000
+RateLimit = Annotated[float, Field(strict=True, ge=MIN_RATE_LIMIT, le=MAX_RATE_LIMIT)]
+RATE_LIMIT_DESCRIPTION = (
+    "Extension (P141): at most this many deliveries per second to this subscription, its "
+    "events together, on top of the user's webhook rate (the lower wins); 0.1 to 1000, "
+    "below 1 one delivery every 1/rateLimit seconds"
+)
 
 
 def _document_event_list(schema: dict[str, Any]) -> None:
@@ -133,6 +145,9 @@ class SubscriptionCreate(BaseModel):
         default=None, description="Accepted in place of eventTypes (D20)"
     )
     status: WebhookStatus = Field(default="active", description="The initial status")
+    rateLimit: RateLimit | None = Field(
+        default=None, description=RATE_LIMIT_DESCRIPTION + "; left out, the user's rate alone"
+    )
 
     @model_validator(mode="after")
     def _names_events(self) -> SubscriptionCreate:
@@ -150,6 +165,72 @@ class SubscriptionCreate(BaseModel):
         return list(dict.fromkeys(given or ()))
 
 
+# The fields an update may change, as named in its body (P140).
+UPDATABLE = ("name", "url", "eventTypes", "events", "rateLimit")
+
+
+class SubscriptionUpdate(BaseModel):
+    """Extension (P140): the fields of a subscription to change; those left out keep their
+    value. At least one is given; another key answers 400."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, _NAME, StorableText] | None = Field(
+        default=None,
+        description="A new label",
+        json_schema_extra={"pattern": STORABLE_NOT_BLANK},
+    )
+    url: Annotated[str, _URL] | None = Field(
+        default=None,
+        description="A new URL, checked as on creation: https URL of a public host (D24), "
+        "normalised (P75). The next delivery goes to it, pending ones included",
+        json_schema_extra={"pattern": NOT_BLANK},
+    )
+    eventTypes: EventTypes | None = Field(
+        default=None,
+        description="The new list of events: job.contact.scored, job.completed. Events already "
+        "queued for the subscription are still delivered",
+    )
+    events: EventTypes | None = Field(
+        default=None,
+        description="Accepted in place of eventTypes (D20); both given, they must agree",
+    )
+    rateLimit: RateLimit | None = Field(
+        default=None, description=RATE_LIMIT_DESCRIPTION + "; null removes it"
+    )
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> SubscriptionUpdate:
+        given = [name for name in UPDATABLE if name in self.model_fields_set]
+        if not given:
+            raise PydanticCustomError(
+                "nothing_to_update",
+                "request body names nothing to change: give one or more of name, url, "
+                "eventTypes, rateLimit",
+            )
+        for name in given:
+            if name != "rateLimit" and getattr(self, name) is None:
+                raise PydanticCustomError(
+                    "null_field", f"'{name}' must not be null: leave it out to keep it"
+                )
+        if (
+            self.eventTypes is not None
+            and self.events is not None
+            and set(self.eventTypes) != set(self.events)
+        ):
+            raise PydanticCustomError(
+                "events_disagree",
+                "eventTypes and events differ: send the event list once, as eventTypes",
+            )
+        return self
+
+    @property
+    def event_types(self) -> list[str] | None:
+        """The events asked for, each once, in the order given; None to keep them."""
+        given = self.eventTypes if self.eventTypes is not None else self.events
+        return None if given is None else list(dict.fromkeys(given))
+
+
 class SubscriptionOut(BaseModel):
     id: Uuid
     name: str
@@ -158,6 +239,9 @@ class SubscriptionOut(BaseModel):
     triggers: list[EventType] = Field(description="The same list as eventTypes (D20)")
     status: WebhookStatus
     createdAt: Timestamp
+    rateLimit: float | None = Field(
+        description=RATE_LIMIT_DESCRIPTION + "; null when the user's rate alone applies"
+    )
 
 
 class SubscriptionCreated(SubscriptionOut):

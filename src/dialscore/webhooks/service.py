@@ -22,6 +22,7 @@ from dialscore.webhooks.schemas import (
     TEST_EVENT,
     WEBHOOK,
     SubscriptionCreate,
+    SubscriptionUpdate,
 )
 
 SECRET_PURPOSE = "webhook-secret"
@@ -54,6 +55,7 @@ async def create_subscription(
         url=url,
         event_types=request.event_types,
         status=request.status,
+        rate_limit=request.rateLimit,
         secret_ciphertext=secret_box(server_secret).seal(secret),
         created_at=now,
         updated_at=now,
@@ -61,6 +63,14 @@ async def create_subscription(
     repo.add_subscription(session, subscription)
     await session.flush()
     return subscription, secret
+
+
+async def checked_url(url: str, *, allow_private: bool) -> str:
+    """A subscription URL as stored (P75), or 400 saying why it is refused (D24)."""
+    try:
+        return await check_url(url, allow_private=allow_private)
+    except RefusedTarget as exc:
+        raise BadRequest(f"url is not allowed: {exc}") from None
 
 
 async def subscription_of(
@@ -88,6 +98,58 @@ async def set_status(
         subscription.status = status
         subscription.updated_at = utcnow()
     return subscription
+
+
+async def update_subscription(
+    session: AsyncSession,
+    principal: Principal,
+    subscription_id: str,
+    request: SubscriptionUpdate,
+    *,
+    allow_private: bool,
+) -> WebhookSubscription:
+    """Changes the fields ``request`` gives, in place (P140): the URL checked and normalised
+    as on creation; the secret, status and delivery log kept. Deliveries pending for it go
+    to its URL as it is when they are claimed, so to the new one."""
+    subscription = await subscription_of(session, principal, subscription_id)
+    url = None
+    if request.url is not None:
+        url = await checked_url(request.url, allow_private=allow_private)
+    if request.name is not None:
+        subscription.name = request.name
+    if url is not None:
+        subscription.url = url
+    event_types = request.event_types
+    if event_types is not None:
+        subscription.event_types = event_types
+    if "rateLimit" in request.model_fields_set:
+        subscription.rate_limit = request.rateLimit
+    subscription.updated_at = utcnow()
+    await session.flush()
+    return subscription
+
+
+async def rotate_secret(
+    session: AsyncSession, principal: Principal, subscription_id: str, *, server_secret: str
+) -> tuple[WebhookSubscription, str]:
+    """Gives the subscription a new signing secret (shown only now) and keeps the one it
+    replaces, sealed, to sign webhook-signature beside it for ``PREVIOUS_SECRET_KEPT`` (P121).
+    A secret older than that is dropped, even when its day is not over: only the newest
+    previous secret is kept."""
+    subscription = await subscription_of(session, principal, subscription_id)
+    secret = new_secret()
+    await repo.rotate_secret(
+        session, subscription.id, sealed=secret_box(server_secret).seal(secret), now=utcnow()
+    )
+    await session.refresh(subscription)
+    return subscription, secret
+
+
+def previous_secret_until(subscription: WebhookSubscription) -> datetime | None:
+    """Until when the subscription's previous secret signs too; None when it has none."""
+    if subscription.secret_rotated_at is None or subscription.previous_secret_ciphertext is None:
+        return None
+    return subscription.secret_rotated_at + PREVIOUS_SECRET_KEPT
 
 
 async def delete_subscription(
