@@ -14,24 +14,34 @@ events.
 then subscribe ``https://<your host>/hook`` (TLS ends at your proxy; for a test on this
 machine, ``http://127.0.0.1:9000/hook`` with ``DIALSCORE_WEBHOOK_ALLOW_PRIVATE=true`` on the
 service). Answers: 200 for an event kept or already kept, 401 for a bad signature, 400 for a
-body that is not an event, 500 when keeping it failed (dialscore sends it again later).
+body that is not an event or that ended before its Content-Length did, 500 when keeping it
+failed (dialscore sends it again later).
+After rotating the secret, restart it with the new one within the day the old one still signs
+``webhook-signature``: no event is refused meanwhile.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import binascii
 import hashlib
 import hmac
 import json
 import os
 import sqlite3
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SIGNATURE_HEADER = "X-Service-Signature"
 MAX_BODY = 10 * 1024 * 1024
+# How far a delivery's webhook-timestamp may be from this machine's clock, as the libraries
+# allow: an old delivery replayed by someone who caught it is refused.
+TIMESTAMP_TOLERANCE = 5 * 60
+# The answer (and log line) to a body cut short: fewer bytes came than Content-Length said.
+TRUNCATED = "body shorter than its Content-Length: the sender stopped mid-request"
 
 
 def signature_matches(secret: str, body: bytes, signature: str | None) -> bool:

@@ -23,8 +23,25 @@ from tests.processes import free_port
 from tests.support import V2, contact, make_tenant, settle, state_of, submit
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "webhook_receiver.py"
+TRUNCATED = "body shorter than its Content-Length: the sender stopped mid-request"
 
 pytestmark = pytest.mark.slow
+
+
+def send_cut_short(port: int, body: bytes, signature: str) -> str:
+    """POSTs half of ``body`` with a Content-Length of all of it, then closes the write side,
+    as a sender that stopped mid-request; the answer, read to its end."""
+    head = (
+        f"POST /hook HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"X-Service-Signature: {signature}\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(head.encode() + body[: len(body) // 2])
+        conn.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks).decode()
 
 
 def kept(db_path: Path) -> list[tuple[str, str, str]]:

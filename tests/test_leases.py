@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select, update
+from structlog.testing import capture_logs
 
 from dialscore.config import Settings
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
@@ -178,3 +179,40 @@ async def test_a_running_task_keeps_its_message_and_it_is_published_once(
     assert calls == 1
     assert len(set(lease_ends)) >= 3
     assert lease_ends == sorted(lease_ends)
+
+
+async def test_a_job_taken_over_from_a_dead_worker_is_logged_at_warning(
+    settings: Settings,
+) -> None:
+    """P151: a job still Processing whose lease ran out (its worker died) is taken over by
+    the next claim, and one warning says so, with when the lease ran out; a job taken up
+    for the first time logs no such thing."""
+    job_id, outbox_id = await enrichment_job(settings, 3)
+    fresh_id, fresh_outbox = await enrichment_job(settings, 1)
+    db = Database(settings.resolved_database_url)
+    ran_out = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=3)
+    try:
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(Job).where(Job.id == job_id).values(status="Processing", lease_until=ran_out)
+            )
+        source = HeldSource()
+        source.go.set()
+        with capture_logs() as logs:
+            await jobs_processing.process_job(
+                db, job_id=fresh_id, outbox_id=fresh_outbox, settings=SETTINGS, sources=[source]
+            )
+            await jobs_processing.process_job(
+                db, job_id=job_id, outbox_id=outbox_id, settings=SETTINGS, sources=[source]
+            )
+        job = await job_row(db, job_id)
+    finally:
+        await db.dispose()
+    assert job.status == "Finalized"
+    taken = [e for e in logs if e["event"].startswith("job taken over")]
+    assert len(taken) == 1, logs
+    (entry,) = taken
+    assert entry["log_level"] == "warning"
+    assert entry["job_id"] == job_id
+    assert datetime.fromisoformat(entry["lease_ran_out_at"]) == ran_out
+    assert entry["contacts_done"] == 0

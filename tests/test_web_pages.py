@@ -57,8 +57,8 @@ def fill_the_team(page: Page, team: Team, tmp_path: Path) -> dict[str, str]:
     page.get_by_role("link", name="View the job").click()
     expect(page).to_have_url(JOB_URL)
     pages["job"] = page.url
+    pages["job-delete"] = page.url + "/delete"
     expect(page.get_by_role("link", name="Download results (CSV)")).to_be_visible(timeout=60_000)
-
     # Calls to Ada's numbers after the scoring, enough for the accuracy page to judge and draw.
     calls = [{"number": "+14155552671", "outcome": "connected"}] * 3
     calls += [{"number": "+14155552671", "outcome": "no_answer"}] * 17
@@ -69,6 +69,7 @@ def fill_the_team(page: Page, team: Team, tmp_path: Path) -> dict[str, str]:
     assert reported.json()["data"]["acceptedRecordCount"] == len(calls), reported.text
     page.goto("/app/accuracy")
     expect(page.get_by_role("img", name="Share of calls that reached the person")).to_be_visible()
+
     page.goto("/app/webhooks")
     page.get_by_label("Name").fill("CRM")
     page.get_by_label("URL").fill("http://127.0.0.1:9/hooks/dialscore")
@@ -93,8 +94,8 @@ def fill_the_team(page: Page, team: Team, tmp_path: Path) -> dict[str, str]:
     pages |= {
         "jobs": "/app/jobs",
         "calls": "/app/calls",
-        "account": "/app/account",
         "accuracy": "/app/accuracy",
+        "account": "/app/account",
         "sign-out": "/app/sign-out",
         "not-found": "/app/no-such-page",
     }

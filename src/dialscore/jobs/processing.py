@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+import structlog
+
 from dialscore.enrichment.waterfall import (
     NO_DATA_FOUND,
     EnrichmentRequest,
@@ -37,6 +39,8 @@ from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_co
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -263,6 +267,7 @@ async def process_job(
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
+        lapsed = await repo.lapsed_lease(session, job_id, now=now)
         if not await repo.claim(session, job_id, now=now, until=until):
             job = await repo.get_job(session, job_id)
             if job is None or job.status in TERMINAL_STATES:
@@ -273,6 +278,14 @@ async def process_job(
             return None
         job = await repo.get_job(session, job_id)
         assert job is not None
+    if lapsed is not None:
+        # The worker that held the job stopped renewing its lease: it died or stalled (P151).
+        log.warning(
+            "job taken over: its lease ran out while another worker held it",
+            job_id=job_id,
+            lease_ran_out_at=isoformat(lapsed),
+            contacts_done=job.processed_count,
+        )
 
     lease = JobLease(db, job_id, token=until, length=settings.job_lease)
     work = _process(

@@ -8,11 +8,11 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, or_, select, text, update
+from sqlalchemy import Select, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.jobs.schemas import ContactRow
-from dialscore.kit.db import table_of
+from dialscore.kit.db import changed_rows, table_of
 from dialscore.models import Contact, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
@@ -80,6 +80,21 @@ async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: dat
         .values(status="Processing", lease_until=until, updated_at=now)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def lapsed_lease(session: AsyncSession, job_id: str, *, now: datetime) -> datetime | None:
+    """When the lease of a job still ``Processing`` ran out, if it did: a worker held the job
+    and neither renewed nor released it (it died, or stalled), so a claim now takes it over
+    (P151). None for a job free (no lease: never taken, or given up) or held."""
+    lapsed: datetime | None = await session.scalar(
+        select(Job.lease_until).where(
+            Job.id == job_id,
+            Job.status == "Processing",
+            Job.lease_until.is_not(None),
+            Job.lease_until < now,
+        )
+    )
+    return lapsed
 
 
 async def renew_lease(

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from dialscore.accounts.dependencies import CurrentPrincipal
+from dialscore.kit.clock import isoformat
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
 from dialscore.kit.envelope import Uuid
 from dialscore.kit.http import StrictJsonRoute
@@ -17,6 +18,8 @@ from dialscore.webhooks import repository as repo
 from dialscore.webhooks.schemas import (
     DeliveriesResponse,
     DeliveryResponse,
+    RecoveredResponse,
+    RecoverRequest,
     SubscriptionCreate,
     SubscriptionCreatedResponse,
     SubscriptionListResponse,
@@ -243,6 +246,41 @@ async def retry_delivery(
     await session.commit()
     state.wakers.wake("dispatcher")
     return body
+
+
+@router.post(
+    "/{id}/recover",
+    status_code=202,
+    response_model=RecoveredResponse,
+    responses=api_responses(400, 404, example=examples.RECOVER_ANSWER, status=202),
+    openapi_extra=request_example(examples.RECOVER_REQUEST),
+    summary="Deliver again every delivery of a time range that failed",
+)
+async def recover_deliveries(
+    id: Uuid,
+    body: RecoverRequest,
+    principal: CurrentPrincipal,
+    session: WriteSession,
+    state: StateDep,
+) -> dict[str, Any]:
+    """Extension (P150): every delivery of the subscription created from `since` (included)
+    to `until` (excluded; default now) that failed (its retries ran out, or it failed at
+    once) is due again, with the same envelope id and bytes and a new retry window, as the
+    replay of one delivery (P21). Delivered and pending deliveries are left as they are.
+    Those whose body was removed (`bodyRemovedAt`) cannot be sent again: they stay failed
+    and are counted in `skipped`. One call recovers at most 10,000, the earliest first;
+    `more` says some are left: send the same request again. Answers 202: they go out
+    shortly, at the subscription's rate."""
+    recovery = await service.recover_deliveries(session, principal, id, body)
+    await session.commit()
+    state.wakers.wake("dispatcher")
+    return {
+        "data": {
+            "recovered": recovery.recovered,
+            "skipped": recovery.skipped,
+            "more": recovery.more,
+        }
+    }
 
 
 @router.post(

@@ -106,3 +106,9 @@ DELIVERIES_ANSWER: dict[str, Any] = {
     }
 }
 RETRY_ANSWER: dict[str, Any] = {"data": {**DELIVERY, "nextAttemptAt": "2025-06-03T14:25:12.004Z"}}
+# A recovery (P150) of the failures of an afternoon when the receiver was down.
+RECOVER_REQUEST: dict[str, Any] = {
+    "since": "2025-06-03T12:00:00Z",
+    "until": "2025-06-03T18:00:00Z",
+}
+RECOVER_ANSWER: dict[str, Any] = {"data": {"recovered": 214, "skipped": 0, "more": False}}

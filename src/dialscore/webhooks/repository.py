@@ -411,3 +411,151 @@ async def record_attempts(session: AsyncSession, records: Sequence[AttemptRecord
         ],
     )
     return len(kept)
+
+
+# -- bodies that do not outlive their use (P130, P132) -------------------------------------------
+
+# Why a delivery has no body any more: its retention ran out, or its job was erased.
+RETENTION = "retention"
+JOB_ERASED = "job_erased"
+# The error of a delivery cancelled because its job was erased.
+JOB_ERASED_ERROR = "cancelled: its job was erased"
+
+
+async def replay(session: AsyncSession, delivery_id: str, *, now: datetime) -> bool:
+    """Makes a delivery pending again, due now, with a new retry window (P21), if it still
+    has its body; whether it had. Conditional, so that a body removed meanwhile by another
+    transaction is never left pending (P131)."""
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id == delivery_id, WebhookDelivery.body_removed_at.is_(None))
+        .values(state="pending", available_at=now, completed_at=None, first_attempt_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    return changed_rows(result) == 1
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What a bulk recovery (P150) did: how many deliveries are due again, how many failed
+    ones of the range were left (their body removed), and whether more remain past the
+    bound."""
+
+    recovered: int
+    skipped: int
+    more: bool
+
+
+async def recover_failed(
+    session: AsyncSession,
+    subscription_id: str,
+    *,
+    since: datetime,
+    until: datetime,
+    now: datetime,
+    limit: int,
+) -> Recovery:
+    """Makes up to ``limit`` failed deliveries of the subscription created in [since, until)
+    pending again, due now, with a new retry window, as ``replay`` does one (P21), the
+    earliest created first, in one UPDATE (found through
+    ``ix_webhook_deliveries_subscription``). Only those that still have their body: the
+    condition is checked again as each row is written (P131)."""
+    in_range = (
+        WebhookDelivery.subscription_id == subscription_id,
+        WebhookDelivery.created_at >= since,
+        WebhookDelivery.created_at < until,
+        WebhookDelivery.state == "failed",
+    )
+    recoverable = (*in_range, WebhookDelivery.body_removed_at.is_(None))
+    chosen = (
+        select(WebhookDelivery.id)
+        .where(*recoverable)
+        .order_by(WebhookDelivery.created_at, WebhookDelivery.id)
+        .limit(limit)
+    )
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(chosen.scalar_subquery()), *recoverable)
+        .values(state="pending", available_at=now, completed_at=None, first_attempt_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    recovered = changed_rows(result)
+    skipped = await session.scalar(
+        select(func.count())
+        .select_from(WebhookDelivery)
+        .where(*in_range, WebhookDelivery.body_removed_at.is_not(None))
+    )
+    more = False
+    if recovered >= limit:
+        left = await session.scalar(select(WebhookDelivery.id).where(*recoverable).limit(1))
+        more = left is not None
+    return Recovery(recovered=recovered, skipped=int(skipped or 0), more=more)
+
+
+async def bodies_past_retention(
+    session: AsyncSession, *, finished_before: datetime, limit: int
+) -> list[str]:
+    """The ids of up to ``limit`` finished deliveries (delivered or failed) that finished at
+    or before ``finished_before`` and still have their body, the earliest first (the partial
+    index ``ix_webhook_deliveries_body_kept``)."""
+    rows = await session.scalars(
+        select(WebhookDelivery.id)
+        .where(
+            WebhookDelivery.body_removed_at.is_(None),
+            WebhookDelivery.completed_at.is_not(None),
+            WebhookDelivery.completed_at <= finished_before,
+            WebhookDelivery.state != "pending",
+        )
+        .order_by(WebhookDelivery.completed_at)
+        .limit(limit)
+    )
+    return list(rows.all())
+
+
+async def remove_bodies(
+    session: AsyncSession, delivery_ids: Sequence[str], *, finished_before: datetime, now: datetime
+) -> int:
+    """Removes the bodies of those of ``delivery_ids`` still finished at or before
+    ``finished_before``: checked again as each row is written, so that a delivery sent again
+    meanwhile (pending, its ``completed_at`` cleared) keeps its body. How many."""
+    if not delivery_ids:
+        return 0
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.id.in_(delivery_ids),
+            WebhookDelivery.state != "pending",
+            WebhookDelivery.body_removed_at.is_(None),
+            WebhookDelivery.completed_at <= finished_before,
+        )
+        .values(payload=null(), body_removed_at=now, body_removed_reason=RETENTION)
+        .execution_options(synchronize_session=False)
+    )
+    return changed_rows(result)
+
+
+async def erase_job_deliveries(session: AsyncSession, job_id: str, *, now: datetime) -> int:
+    """Cancels the job's pending deliveries (failed, with why: never sent again) and removes
+    the body of every delivery of the job, webhooks and version 1 callbacks alike, keeping
+    their attempts. Their rows are locked first in id order, as ``record_attempts`` locks
+    them (PostgreSQL; SQLite's one writer needs no row locks). How many were cancelled."""
+    if session.get_bind().dialect.name != "sqlite":
+        await session.execute(
+            select(WebhookDelivery.id)
+            .where(WebhookDelivery.job_id == job_id)
+            .order_by(WebhookDelivery.id)
+            .with_for_update()
+        )
+    cancelled = await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.job_id == job_id, WebhookDelivery.state == "pending")
+        .values(state="failed", completed_at=now, last_error=JOB_ERASED_ERROR)
+        .execution_options(synchronize_session=False)
+    )
+    await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.job_id == job_id, WebhookDelivery.body_removed_at.is_(None))
+        .values(payload=null(), body_removed_at=now, body_removed_reason=JOB_ERASED)
+        .execution_options(synchronize_session=False)
+    )
+    return changed_rows(cancelled)

@@ -323,6 +323,65 @@ class DeliveriesResponse(BaseModel):
     data: DeliveriesPage
 
 
+def _instant(value: str, field: str) -> datetime:
+    """An ISO 8601 date and time with its offset (``Z`` or ``+02:00``), as UTC."""
+    try:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is not None:
+            return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):  # not a time; out of range once in UTC
+        pass
+    raise PydanticCustomError(
+        "instant",
+        f"{field} must be an ISO 8601 date and time with its offset, such as 2025-06-03T14:30:00Z",
+    )
+
+
+class RecoverRequest(BaseModel):
+    """Which failed deliveries to send again (P150): those created in [since, until)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: Timestamp = Field(
+        description="The earliest creation time of a delivery to recover (included), "
+        "ISO 8601 with its offset"
+    )
+    until: Timestamp | None = Field(
+        default=None,
+        description="The creation time up to which deliveries are recovered (excluded); "
+        "default now",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RecoverRequest:
+        since = _instant(self.since, "since")
+        if self.until is not None and _instant(self.until, "until") < since:
+            raise PydanticCustomError("until_before_since", "until must not be before since")
+        return self
+
+    @property
+    def bounds(self) -> tuple[datetime, datetime | None]:
+        """``since`` and ``until`` (None: now), as UTC."""
+        until = None if self.until is None else _instant(self.until, "until")
+        return _instant(self.since, "since"), until
+
+
+class Recovered(BaseModel):
+    recovered: int = Field(description="How many failed deliveries are due again")
+    skipped: int = Field(
+        description="How many failed deliveries of the range were left failed: their body was "
+        "removed (P130, P132), there is nothing to send"
+    )
+    more: bool = Field(
+        description="Whether failed deliveries of the range are left to recover beyond this "
+        "call's bound (P150): send the same request again"
+    )
+
+
+class RecoveredResponse(BaseModel):
+    data: Recovered
+
+
 # -- what a receiver gets (documented as the OpenAPI webhooks) ------------------------------
 
 SignatureHeader = Annotated[

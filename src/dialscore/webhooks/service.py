@@ -21,6 +21,7 @@ from dialscore.webhooks.schemas import (
     CALLBACK_EVENT,
     TEST_EVENT,
     WEBHOOK,
+    RecoverRequest,
     SubscriptionCreate,
     SubscriptionUpdate,
 )
@@ -284,3 +285,45 @@ async def retry_delivery(
         raise Conflict(body_removed_problem(delivery))
     await session.refresh(delivery)
     return delivery
+
+
+# The most deliveries one recovery makes due again (P150): a bounded transaction; the rest
+# of a larger range is left for the same request again (``more``).
+RECOVER_LIMIT = 10_000
+
+
+async def recover_deliveries(
+    session: AsyncSession,
+    principal: Principal,
+    subscription_id: str,
+    request: RecoverRequest,
+    *,
+    limit: int | None = None,
+) -> repo.Recovery:
+    """Makes the subscription's failed deliveries created in [since, until) due again, with
+    their envelope ids and a new retry window, as a replay does one (P21, P150); those whose
+    body was removed stay failed and are counted as skipped (P131)."""
+    subscription = await subscription_of(session, principal, subscription_id)
+    now = utcnow()
+    since, until = request.bounds
+    return await repo.recover_failed(
+        session,
+        subscription.id,
+        since=since,
+        until=until or now,
+        now=now,
+        limit=limit or RECOVER_LIMIT,
+    )
+
+
+def body_removed_problem(delivery: WebhookDelivery) -> str:
+    """Why a delivery whose body was removed cannot be sent again (P131)."""
+    removed = delivery.body_removed_at
+    if delivery.body_removed_reason == repo.RETENTION and removed and delivery.completed_at:
+        days = (removed - delivery.completed_at).days
+        when = f"on {removed:%Y-%m-%d}, {days} day{'s' if days != 1 else ''} after it finished"
+    elif delivery.body_removed_reason == repo.JOB_ERASED:
+        when = "when its job was erased"
+    else:
+        when = "after it finished"
+    return f"the body of this delivery was removed {when}: it cannot be sent again"
