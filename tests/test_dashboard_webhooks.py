@@ -381,3 +381,117 @@ async def test_edit_errors_are_shown_beside_their_fields_with_what_was_typed(
     assert listed.json()["data"]["webhooks"] == [
         {k: v for k, v in webhook.items() if k != "secret"}
     ]
+
+
+# -- how the endpoint answers -----------------------------------------------------------------
+
+
+def health_facts(page: str) -> dict[str, str]:
+    """The facts of the page's "How the endpoint answers" section, by label, tags removed."""
+    section = re.search(
+        r'<section class="card" aria-labelledby="health-heading">(.*?)</section>', page, re.S
+    )
+    assert section is not None
+    found = re.findall(r"<dt>([^<]+)</dt><dd>(.*?)</dd>", section.group(1), re.S)
+    return {label: html.unescape(re.sub(r"<[^>]+>", "", value)) for label, value in found}
+
+
+async def test_the_webhook_page_shows_how_the_endpoint_answers(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    made = await api.post(
+        "/api/public/v2/webhooks",
+        headers=tenant.headers,
+        json={"name": "CRM", "url": "https://93.184.215.14/hook", "eventTypes": ["job.completed"]},
+    )
+    subscription = made.json()["data"]["id"]
+    await sign_in_user(api, db, tenant.user_id)
+    empty = await api.get(f"/app/webhooks/{subscription}")
+    assert "Nothing was sent to this webhook yet." in empty.text
+    assert "data-reload-every" not in empty.text
+
+    now = utcnow()
+    rows = []
+    for n in range(3):
+        row = webhooks.delivery_row(
+            subscription_id=subscription,
+            user_id=tenant.user_id,
+            event_type="job.completed",
+            payload={"n": n},
+            job_id=None,
+            now=now - timedelta(hours=1),
+        )
+        row["state"] = "delivered"
+        rows.append(row)
+    old, recent, last = rows
+    old["state"] = "failed"
+    # (delivery, status code, duration, error, when): two days ago a failure and a slow
+    # success, both out of the last 24 hours; in them three successes and two failures.
+    attempts = [
+        (old, 500, 9000, "receiver answered 500", now - timedelta(days=2)),
+        (old, 200, 8000, None, now - timedelta(days=2, minutes=-1)),
+        (recent, 200, 80, None, now - timedelta(hours=3)),
+        (recent, 200, 85, None, now - timedelta(hours=2)),
+        (recent, None, 1240, "timed out after 10 s", now - timedelta(hours=1, minutes=30)),
+        (last, 503, 90, "receiver answered 503", now - timedelta(minutes=20)),
+        (last, 204, 100, None, now - timedelta(minutes=10)),
+    ]
+    async with db.unit_of_work() as session:
+        await webhooks_repo.insert_deliveries(session, rows)
+        for number, (delivery, status, duration, error, when) in enumerate(attempts, 1):
+            session.add(
+                WebhookAttempt(
+                    delivery_id=delivery["id"],
+                    number=number,
+                    status_code=status,
+                    duration_ms=duration,
+                    error=error,
+                    attempted_at=when,
+                )
+            )
+    page = await api.get(f"/app/webhooks/{subscription}")
+    assert page.status_code == 200
+    facts = health_facts(page.text)
+
+    def at(when: timedelta) -> str:
+        return (now - when).strftime("%Y-%m-%d %H:%M:%S") + " UTC"
+
+    assert facts == {
+        "Last 24 hours": "3 delivered, 2 failed",
+        # The median of 80, 85, 90, 100 and 1240 ms, and the slowest.
+        "Answer time": "90 ms typically, 1.2 s at the slowest (last 24 hours)",
+        "Last delivered": at(timedelta(minutes=10)),
+        "Last failed": at(timedelta(minutes=20)) + ": receiver answered 503",
+        "Waiting to be sent": "none",
+    }
+    assert "data-reload-every" not in page.text
+
+    # A delivery waiting for its next attempt: counted, and the page reloads itself.
+    waiting = webhooks.delivery_row(
+        subscription_id=subscription,
+        user_id=tenant.user_id,
+        event_type="job.completed",
+        payload={"n": 3},
+        job_id=None,
+        now=now,
+    )
+    async with db.unit_of_work() as session:
+        await webhooks_repo.insert_deliveries(session, [waiting])
+    page = await api.get(f"/app/webhooks/{subscription}")
+    assert health_facts(page.text)["Waiting to be sent"] == "1 delivery"
+    assert 'data-reload-every="10"' in page.text
+    assert '<meta http-equiv="refresh"' not in page.text
+
+
+async def test_answer_times_read_as_people_write_them() -> None:
+    from dialscore.dashboard.webhooks import duration_words
+
+    assert [duration_words(ms) for ms in (0, 85, 87.5, 999, 1000, 1240, 12_960)] == [
+        "0 ms",
+        "85 ms",
+        "88 ms",
+        "999 ms",
+        "1 s",
+        "1.2 s",
+        "13 s",
+    ]

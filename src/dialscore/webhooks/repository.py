@@ -160,6 +160,89 @@ async def attempts_of(session: AsyncSession, delivery_id: str) -> list[WebhookAt
     return list(rows.all())
 
 
+# The most attempt durations the health figures read for their median.
+MOST_DURATIONS = 10_000
+
+
+@dataclass(frozen=True)
+class EndpointHealth:
+    """How a subscription's endpoint has been answering: attempts since ``since``
+    (successes: no error, i.e. a 2xx answer; failures: anything else), the newest success and
+    failure ever, the deliveries still pending, the longest duration since ``since``, and the
+    durations of the newest attempts since ``since`` (at most ``MOST_DURATIONS``), for their
+    median."""
+
+    successes: int
+    failures: int
+    last_success_at: datetime | None
+    last_failure: WebhookAttempt | None
+    pending: int
+    slowest_ms: int | None
+    durations_ms: list[int]
+
+
+async def endpoint_health(
+    session: AsyncSession, subscription_id: str, *, since: datetime
+) -> EndpointHealth:
+    """Three small queries, the same on both databases (no percentile_cont): one aggregate
+    row (counts and the longest duration since ``since``, the newest success, the pending
+    deliveries), the newest failed attempt, and the durations since ``since``, newest first
+    and bounded (their median is taken by the caller, in Python)."""
+    attempts = (
+        select(WebhookAttempt)
+        .join(WebhookDelivery, WebhookDelivery.id == WebhookAttempt.delivery_id)
+        .where(WebhookDelivery.subscription_id == subscription_id)
+    )
+    succeeded = WebhookAttempt.error.is_(None)
+    recent = WebhookAttempt.attempted_at >= since
+    pending = (
+        select(func.count())
+        .select_from(WebhookDelivery)
+        .where(
+            WebhookDelivery.subscription_id == subscription_id,
+            WebhookDelivery.state == "pending",
+        )
+        .scalar_subquery()
+    )
+    totals = (
+        await session.execute(
+            select(
+                func.count().filter(and_(recent, succeeded)),
+                func.count().filter(and_(recent, ~succeeded)),
+                func.max(WebhookAttempt.attempted_at).filter(succeeded),
+                pending,
+                func.max(WebhookAttempt.duration_ms).filter(recent),
+            )
+            .select_from(WebhookAttempt)
+            .join(WebhookDelivery, WebhookDelivery.id == WebhookAttempt.delivery_id)
+            .where(WebhookDelivery.subscription_id == subscription_id)
+        )
+    ).one()
+    last_failure = (
+        await session.scalars(
+            attempts.where(~succeeded)
+            .order_by(WebhookAttempt.attempted_at.desc(), WebhookAttempt.id.desc())
+            .limit(1)
+        )
+    ).first()
+    durations = await session.scalars(
+        select(WebhookAttempt.duration_ms)
+        .join(WebhookDelivery, WebhookDelivery.id == WebhookAttempt.delivery_id)
+        .where(WebhookDelivery.subscription_id == subscription_id, recent)
+        .order_by(WebhookAttempt.attempted_at.desc())
+        .limit(MOST_DURATIONS)
+    )
+    return EndpointHealth(
+        successes=int(totals[0] or 0),
+        failures=int(totals[1] or 0),
+        last_success_at=totals[2],
+        last_failure=last_failure,
+        pending=int(totals[3] or 0),
+        slowest_ms=totals[4],
+        durations_ms=list(durations.all()),
+    )
+
+
 # -- the dispatcher's queries -------------------------------------------------------------------
 
 

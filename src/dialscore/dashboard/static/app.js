@@ -39,3 +39,21 @@ function followProgress(element) {
   window.setTimeout(tick, 1000);
 }
 document.querySelectorAll("[data-progress-url]").forEach(followProgress);
+
+// Self-reloading pages: an element with data-reload-every="seconds" reloads the page that
+// often, but not while someone is typing in one of its forms (what they typed would be lost).
+function reloadEvery(element) {
+  const seconds = Number(element.dataset.reloadEvery) || 10;
+  let typed = false;
+  document.addEventListener("input", () => { typed = true; });
+  const busy = () => {
+    const active = document.activeElement;
+    return typed || (active && active.closest("form") && active.matches("input, textarea, select"));
+  };
+  const tick = () => {
+    if (busy()) window.setTimeout(tick, seconds * 1000);
+    else window.location.reload();
+  };
+  window.setTimeout(tick, seconds * 1000);
+}
+document.querySelectorAll("[data-reload-every]").forEach(reloadEvery);
