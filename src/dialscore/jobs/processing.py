@@ -19,6 +19,7 @@ from dialscore.enrichment.waterfall import (
     run_waterfall_many,
 )
 from dialscore.jobs import repository as repo
+from dialscore.jobs.events import JobCompletedPayload
 from dialscore.jobs.lease import JobLease
 from dialscore.jobs.schemas import (
     ENRICHMENT_JOB_TYPES,
@@ -378,6 +379,21 @@ async def _process(
     return finalized
 
 
+def completed_payload(job: Job, status: str, now: datetime) -> dict[str, Any]:
+    """The payload of a job's job.completed, built from its documented model (the one source
+    of what goes on the wire)."""
+    payload = JobCompletedPayload.model_validate(
+        {
+            "jobId": job.id,
+            "jobType": job.job_type,
+            "jobName": job.name,
+            "jobStatus": status,
+            "modifiedAt": isoformat(now),
+        }
+    )
+    return payload.model_dump(mode="json", by_alias=True)
+
+
 async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
     """Moves the job to its terminal state with its job.completed, and finishes its message;
     the status set, or None when another run had set it."""
@@ -395,15 +411,7 @@ async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
                 session,
                 user_id=job.user_id,
                 event_type=JOB_COMPLETED,
-                payloads=[
-                    {
-                        "jobId": job.id,
-                        "jobType": job.job_type,
-                        "jobName": job.name,
-                        "jobStatus": status,
-                        "modifiedAt": isoformat(now),
-                    }
-                ],
+                payloads=[completed_payload(job, status, now)],
                 job_id=job.id,
             )
         await outbox.finish(session, outbox_id)

@@ -32,7 +32,8 @@ API_VERSION = "v2"
 def present_subscription(
     subscription: WebhookSubscription, *, secret: str | None = None
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {
+    """A subscription as ``SubscriptionOut`` (``SubscriptionCreated`` with its secret)."""
+    fields: dict[str, Any] = {
         "id": subscription.id,
         "name": subscription.name,
         "url": subscription.url,
@@ -42,35 +43,46 @@ def present_subscription(
         "createdAt": isoformat(subscription.created_at),
         "rateLimit": subscription.rate_limit,
     }
-    if secret is not None:
-        out["secret"] = secret
-    return out
+    if secret is None:
+        return _wire(SubscriptionOut.model_validate(fields))
+    return _wire(SubscriptionCreated.model_validate({**fields, "secret": secret}))
 
 
 def present_delivery(delivery: WebhookDelivery, attempts: list[WebhookAttempt]) -> dict[str, Any]:
-    return {
-        "id": delivery.id,
-        "eventType": delivery.event_type,
-        "state": delivery.state,
-        "attemptCount": delivery.attempts,
-        "nextAttemptAt": isoformat(delivery.available_at) if delivery.state == "pending" else None,
-        "lastStatusCode": delivery.last_status_code,
-        "lastError": delivery.last_error,
-        "createdAt": isoformat(delivery.created_at),
-        "completedAt": isoformat(delivery.completed_at),
-        "bodyRemovedAt": isoformat(delivery.body_removed_at),
-        "bodyRemovedReason": delivery.body_removed_reason,
-        "attempts": [
-            {
-                "attempt": a.number,
-                "statusCode": a.status_code,
-                "durationMs": a.duration_ms,
-                "error": a.error,
-                "attemptedAt": isoformat(a.attempted_at),
-            }
-            for a in attempts
-        ],
-    }
+    """A delivery of the log as ``DeliveryOut``, with its attempts."""
+    out = DeliveryOut.model_validate(
+        {
+            "id": delivery.id,
+            "eventType": delivery.event_type,
+            "state": delivery.state,
+            "attemptCount": delivery.attempts,
+            "nextAttemptAt": (
+                isoformat(delivery.available_at) if delivery.state == "pending" else None
+            ),
+            "lastStatusCode": delivery.last_status_code,
+            "lastError": delivery.last_error,
+            "createdAt": isoformat(delivery.created_at),
+            "completedAt": isoformat(delivery.completed_at),
+            "bodyRemovedAt": isoformat(delivery.body_removed_at),
+            "bodyRemovedReason": delivery.body_removed_reason,
+            "attempts": [
+                {
+                    "attempt": a.number,
+                    "statusCode": a.status_code,
+                    "durationMs": a.duration_ms,
+                    "error": a.error,
+                    "attemptedAt": isoformat(a.attempted_at),
+                }
+                for a in attempts
+            ],
+        }
+    )
+    return _wire(out)
+
+
+def _wire(model: BaseModel) -> dict[str, Any]:
+    """A response body's record as it goes on the wire: the JSON form of its model."""
+    return model.model_dump(mode="json", by_alias=True)
 
 
 def delivery_body(
