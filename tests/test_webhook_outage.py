@@ -30,7 +30,7 @@ from dialscore.jobs import processing as jobs_processing
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.models import OutboxMessage, WebhookAttempt, WebhookDelivery
-from dialscore.webhooks import repository as webhooks_repo
+from dialscore.webhooks import claims as webhook_claims
 from dialscore.webhooks.delivery import Dispatcher
 from dialscore.webhooks.ratelimit import (
     REDIS_RETRY_SECONDS,
@@ -312,7 +312,7 @@ async def test_a_delivery_handed_back_during_a_renewal_is_due_at_once(
     stays leased, a lease away, for nobody)."""
     renewing = asyncio.Event()
     hold = asyncio.Event()
-    extend_leases = webhooks_repo.extend_leases
+    extend_leases = webhook_claims.extend_leases
 
     async def held_open_renewal(*args: Any, **kwargs: Any) -> None:
         await extend_leases(*args, **kwargs)
@@ -331,7 +331,7 @@ async def test_a_delivery_handed_back_during_a_renewal_is_due_at_once(
                 # The job's two contact events (its job.completed waits for them).
                 await until(lambda: limiter.waiting == 2, "both contact events at the gate")
                 claimed = {d.id: d.available_at for d in await contact_events(work)}
-                monkeypatch.setattr(webhooks_repo, "extend_leases", held_open_renewal)
+                monkeypatch.setattr(webhook_claims, "extend_leases", held_open_renewal)
                 renewal = asyncio.create_task(dispatcher.renew_leases())
                 await renewing.wait()
                 limiter.gate.set()

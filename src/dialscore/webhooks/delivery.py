@@ -30,8 +30,7 @@ from dialscore.kit.db import Database
 from dialscore.kit.leases import beat_seconds
 from dialscore.kit.paced_http import parse_retry_after
 from dialscore.kit.polling import PollingLoop
-from dialscore.webhooks import repository as repo
-from dialscore.webhooks import sign, signing_key, standard_signature
+from dialscore.webhooks import claims, sign, signing_key, standard_signature
 from dialscore.webhooks.outcomes import Outcome, OutcomeWriter
 from dialscore.webhooks.policy import DEFAULT_SCHEDULE, RetryPolicy, classify, parse_schedule
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, RateUnavailable
@@ -268,14 +267,14 @@ class Dispatcher:
         if self.db.is_sqlite:
             # Look before taking the write lock, which would stall writers every poll.
             async with self.db.read() as session:
-                if not await repo.any_due(session, now=now):
+                if not await claims.any_due(session, now=now):
                     return []
-        chosen: list[tuple[repo.Candidate, str, str, str | None]] = []
+        chosen: list[tuple[claims.Candidate, str, str, str | None]] = []
         batch_keys: Counter[str] = Counter()
         batch_origins: Counter[str] = Counter()
         claimed: list[Claimed] = []
         async with self.db.unit_of_work() as session:
-            candidates = await repo.due_candidates(
+            candidates = await claims.due_candidates(
                 session,
                 now=now,
                 # Enough to fill one receiver's room twice over: more would lock rows (on
@@ -304,12 +303,12 @@ class Dispatcher:
                 batch_origins[origin] += 1
                 chosen.append((candidate, key, origin, own))
             until = now + self.lease
-            await repo.lease(session, [c.delivery_id for c, _, _, _ in chosen], until=until)
+            await claims.lease(session, [c.delivery_id for c, _, _, _ in chosen], until=until)
             for candidate, key, origin, own in chosen:
                 secret, problem = self._secret(candidate.sealed)
                 if secret is None:
                     # Not deliverable by anyone: fail it alone rather than every claim.
-                    await repo.fail_undeliverable(
+                    await claims.fail_undeliverable(
                         session, candidate.delivery_id, error=problem, now=now
                     )
                     continue
@@ -345,7 +344,7 @@ class Dispatcher:
         return claimed
 
     def _previous_key(
-        self, candidate: repo.Candidate, now: datetime
+        self, candidate: claims.Candidate, now: datetime
     ) -> tuple[bytes | None, datetime | None]:
         """The key of the secret a rotation replaced and until when it signs (P121), while
         it does; else (None, None)."""
@@ -379,7 +378,7 @@ class Dispatcher:
             held = _by_lease(self._leases)
             async with self.db.unit_of_work() as session:
                 for old, ids in held.items():
-                    await repo.extend_leases(session, ids, held=old, until=until)
+                    await claims.extend_leases(session, ids, held=old, until=until)
             for ids in held.values():
                 for delivery_id in ids:
                     if delivery_id in self._leases:
@@ -403,7 +402,7 @@ class Dispatcher:
         try:
             async with self.db.unit_of_work() as session:
                 for held, ids in _by_lease(leases).items():
-                    await repo.release(session, ids, held=held, now=utcnow())
+                    await claims.release(session, ids, held=held, now=utcnow())
         except Exception:
             log.exception("could not hand back webhook deliveries", count=len(leases))
 
@@ -527,7 +526,7 @@ class Dispatcher:
                 error = f"{result.error}; gave up after {attempts} attempts"
             else:
                 state, available_at = "pending", when
-        record = repo.AttemptRecord(
+        record = claims.AttemptRecord(
             delivery_id=item.delivery_id,
             number=attempts,
             status_code=result.status_code,
@@ -548,7 +547,7 @@ def _opened(box: SecretBox, sealed: str) -> str:
     return box.open(sealed)
 
 
-def _endpoint_key(candidate: repo.Candidate) -> str | None:
+def _endpoint_key(candidate: claims.Candidate) -> str | None:
     """The rate key of a subscription with a rate of its own (P141); None for one without
     and for a callback."""
     if candidate.subscription_rate is None or candidate.subscription_id is None:

@@ -15,7 +15,7 @@ import structlog
 from dialscore.kit import metrics
 from dialscore.kit.db import Database
 from dialscore.kit.polling import PollingLoop
-from dialscore.webhooks import repository as repo
+from dialscore.webhooks import claims
 
 log = structlog.get_logger(__name__)
 
@@ -28,7 +28,7 @@ class Outcome:
     """One attempt of one delivery and the delivery's state after it (``record``), with what
     the metrics need of it."""
 
-    record: repo.AttemptRecord
+    record: claims.AttemptRecord
     event_type: str
     # When the event was made, for the delivery latency metric.
     created_at: datetime | None
@@ -78,7 +78,7 @@ class OutcomeWriter:
         while self._pending:
             group = self._pending[:MOST_PER_WRITE]
             async with self.db.unit_of_work() as session:
-                await repo.record_attempts(session, [outcome.record for outcome in group])
+                await claims.record_attempts(session, [outcome.record for outcome in group])
             del self._pending[: len(group)]
             for outcome in group:
                 record = outcome.record

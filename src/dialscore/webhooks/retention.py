@@ -25,5 +25,5 @@ async def remove_old_bodies(
 async def erase_job_deliveries(session: AsyncSession, job_id: str, *, now: datetime) -> int:
     """Cancels the job's pending deliveries and removes the bodies of all of them, in the
     caller's transaction; how many were cancelled. A delivery a dispatcher is sending right
-    now may still arrive; its attempt is then not recorded (``repo.record_attempts``)."""
+    now may still arrive; its attempt is then not recorded (``claims.record_attempts``)."""
     return await repo.erase_job_deliveries(session, job_id, now=now)
