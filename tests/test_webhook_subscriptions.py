@@ -43,6 +43,7 @@ BOTH = ["job.contact.scored", "job.completed"]
 PUBLIC_URL = "https://93.184.216.34/hook"
 SUBSCRIPTION_KEYS = {
     "id", "name", "url", "eventTypes", "triggers", "status", "createdAt", "rateLimit",
+    "disabledAt", "disabledReason",
 }  # fmt: skip
 DELIVERY_KEYS = {
     "id",

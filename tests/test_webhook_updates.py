@@ -39,7 +39,10 @@ from tests.test_webhook_policy import REDIS_URL
 HOOKS = f"{V2}/webhooks"
 BOTH = ["job.contact.scored", "job.completed"]
 PUBLIC_URL = "https://93.184.216.34/hook"
-KEYS = {"id", "name", "url", "eventTypes", "triggers", "status", "createdAt", "rateLimit"}
+KEYS = {
+    "id", "name", "url", "eventTypes", "triggers", "status", "createdAt", "rateLimit",
+    "disabledAt", "disabledReason",
+}  # fmt: skip
 
 
 @pytest.fixture

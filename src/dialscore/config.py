@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     # it finished; then housekeeping removes it, and the delivery log keeps its times and
     # outcomes (P130).
     webhook_retention_days: int = Field(default=30, ge=1)
+    # Seconds every attempt to a subscription may fail, counted from the first failure after
+    # its last success (or its creation, or its reactivation), before it is turned off
+    # (inactive, with when and why) until its owner activates it again (P160).
+    webhook_disable_after_seconds: float = Field(default=432000, gt=0)
 
     # Request rate limits (D25, D26): counted in memory, or in Redis when redis_url is set.
     rate_limit_enabled: bool = True
@@ -160,6 +164,11 @@ class Settings(BaseSettings):
     def webhook_retention(self) -> timedelta:
         """How long a finished delivery keeps its body."""
         return timedelta(days=self.webhook_retention_days)
+
+    @property
+    def webhook_disable_after(self) -> timedelta:
+        """How long every attempt to a subscription may fail before it is turned off."""
+        return timedelta(seconds=self.webhook_disable_after_seconds)
 
     @cached_property
     def resolved_secret_key(self) -> str:

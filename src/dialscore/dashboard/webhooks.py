@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render, sent_once
 from dialscore.idempotency import answer_once
 from dialscore.kit.clock import utcnow
-from dialscore.kit.deps import ReadSession, StateDep, WriteSession
+from dialscore.kit.deps import ReadSession, StateDep, WriteSession, get_state
 from dialscore.kit.errors import ApiError, Conflict
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
 from dialscore.models import WebhookAttempt, WebhookSubscription
@@ -26,7 +26,8 @@ from dialscore.signin.schemas import WebUser
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import service
 from dialscore.webhooks.schemas import (
-    EVENT_TYPES,
+    CONTACT_SCORED,
+    JOB_COMPLETED,
     MAX_RATE_LIMIT,
     MIN_RATE_LIMIT,
     SubscriptionCreate,
@@ -44,7 +45,10 @@ RATE_PROBLEM = (
 EVENT_LABELS = {
     "job.contact.scored": "Each contact scored (job.contact.scored)",
     "job.completed": "Each job completed (job.completed)",
+    "webhook.disabled": "An endpoint was turned off (webhook.disabled)",
 }
+# What a new webhook's form has ticked: the job events; webhook.disabled only when chosen.
+DEFAULT_EVENTS = (CONTACT_SCORED, JOB_COMPLETED)
 NOTICES = {
     "created": "The webhook was created.",
     "activated": "The webhook is active: events are delivered to it.",
@@ -77,7 +81,7 @@ class CreateForm:
 
     name: str = ""
     url: str = ""
-    events: list[str] = field(default_factory=lambda: list(EVENT_TYPES))
+    events: list[str] = field(default_factory=lambda: list(DEFAULT_EVENTS))
     errors: dict[str, str] = field(default_factory=dict)
 
 
@@ -115,6 +119,18 @@ def duration_words(ms: float) -> str:
     if ms < 999.5:
         return f"{round(ms)} ms"
     return f"{ms / 1000:.1f} s".replace(".0 s", " s")
+
+
+def window_words(window: timedelta) -> str:
+    """A length of time as people say it, in its two largest units: "5 days",
+    "1 hour 30 minutes", "45 seconds"."""
+    left = max(0, round(window.total_seconds()))
+    parts = []
+    for name, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
+        count, left = divmod(left, size)
+        if count:
+            parts.append(f"{count} {name}{'s' if count != 1 else ''}")
+    return " ".join(parts[:2]) or "0 seconds"
 
 
 def attempt_reason(attempt: WebhookAttempt) -> str:
@@ -349,6 +365,7 @@ async def _webhook_page(
         deliveries=deliveries,
         attempts=attempts,
         health=health,
+        disable_window=window_words(get_state(request).settings.webhook_disable_after),
         reload_seconds=RELOAD_SECONDS,
         pagination=paging.describe(total),
         notice=notice,

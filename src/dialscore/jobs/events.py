@@ -12,7 +12,7 @@ from dialscore.jobs.examples import CONTACT_SCORED_EVENT, JOB_COMPLETED_EVENT
 from dialscore.jobs.schemas import ContactOut, JobType
 from dialscore.kit.envelope import Timestamp, Uuid
 from dialscore.kit.openapi import request_example
-from dialscore.webhooks.examples import TEST_EVENT_SENT
+from dialscore.webhooks.examples import DISABLED_EVENT_SENT, TEST_EVENT_SENT
 from dialscore.webhooks.schemas import (
     CONTACT_SCORED,
     ENVELOPE_ID,
@@ -21,9 +21,11 @@ from dialscore.webhooks.schemas import (
     RECEIVED,
     RECEIVER_ANSWERS,
     TEST_EVENT,
+    WEBHOOK_DISABLED,
     SignatureHeader,
     StandardHeaders,
     UserAgentHeader,
+    WebhookDisabledEvent,
     WebhookTestEvent,
 )
 
@@ -127,3 +129,25 @@ def document_events(webhooks: APIRouter) -> None:
     ) -> None:
         """Sent by `POST /api/public/v2/webhooks/{id}/test`, signed like every event, so that
         a receiver can be checked before real events arrive (P21)."""
+
+    @webhooks.post(
+        WEBHOOK_DISABLED,
+        operation_id="webhook_disabled",
+        response_class=Response,
+        response_description=RECEIVED,
+        responses=RECEIVER_ANSWERS,
+        openapi_extra=request_example(DISABLED_EVENT_SENT),
+        summary="Another of your webhooks was turned off",
+    )
+    def webhook_disabled(
+        body: WebhookDisabledEvent,
+        signature: SignatureHeader,
+        user_agent: UserAgentHeader,
+        standard: StandardHeaders,
+    ) -> None:
+        """Extension (P160). Sent once when one of the owner's subscriptions is turned off
+        because every attempt to it failed for `DIALSCORE_WEBHOOK_DISABLE_AFTER_SECONDS` (5
+        days by default) after its last success: it is `inactive`, with `disabledAt` and
+        `disabledReason`. Goes to the owner's other active subscriptions listening to it.
+        Its pending deliveries are kept: activate it with
+        `POST /api/public/v2/webhooks/{id}/active` once its receiver answers again."""

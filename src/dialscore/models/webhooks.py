@@ -35,6 +35,13 @@ class WebhookSubscription(Base):
     # Deliveries per second to this subscription, below its user's rate (the lower wins);
     # None: the user's rate alone (P141).
     rate_limit: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # When the first failed attempt after its last success (or its creation, or its
+    # reactivation) was made; None while its latest attempt succeeded (P160).
+    failing_since: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # When it was turned off because every attempt failed for the window, and the last
+    # failure's error; None unless so (cleared when it is activated, P160).
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    disabled_reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
 

@@ -212,6 +212,8 @@ class AttemptRecord:
     available_at: datetime
     first_attempt_at: datetime
     completed_at: datetime | None
+    # The subscription it was sent to, for its endpoint's health (P160); None for a callback.
+    subscription_id: str | None = None
 
 
 _DELIVERIES = table_of(WebhookDelivery)

@@ -78,6 +78,8 @@ class Claimed:
     # send waits for room under it as well as under ``key``.
     endpoint_key: str | None = None
     endpoint_rate: float | None = None
+    # The subscription it goes to; None for a version 1 callback.
+    subscription_id: str | None = None
 
     @property
     def slots(self) -> list[tuple[str, float]]:
@@ -175,7 +177,9 @@ class Dispatcher:
             allow_private=settings.webhook_allow_private,
             max_connections=settings.webhook_max_in_flight,
         )
-        self.writer = OutcomeWriter(db, recorded=self._recorded)
+        self.writer = OutcomeWriter(
+            db, recorded=self._recorded, disable_after=settings.webhook_disable_after
+        )
         self.loop = PollingLoop(
             self.dispatch_due,
             poll_seconds=settings.webhook_poll_seconds,
@@ -339,6 +343,7 @@ class Dispatcher:
                         previous_until=previous_until,
                         endpoint_key=own,
                         endpoint_rate=candidate.subscription_rate if own else None,
+                        subscription_id=candidate.subscription_id,
                     )
                 )
         return claimed
@@ -537,6 +542,7 @@ class Dispatcher:
             available_at=available_at,
             first_attempt_at=first,
             completed_at=None if state == "pending" else now,
+            subscription_id=item.subscription_id,
         )
         return Outcome(record, event_type=item.event_type, created_at=item.created_at)
 

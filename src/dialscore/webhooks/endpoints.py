@@ -97,7 +97,9 @@ async def activate_webhook(
     id: Uuid, principal: CurrentPrincipal, session: WriteSession, state: StateDep
 ) -> dict[str, Any]:
     """Events are delivered to the subscription again, and the deliveries that were pending
-    when it was deactivated go out (P19). No body."""
+    when it was deactivated go out (P19). One turned off because every attempt failed for
+    DIALSCORE_WEBHOOK_DISABLE_AFTER_SECONDS (P160) is active again with disabledAt and
+    disabledReason cleared, its pending deliveries sent, and a new window. No body."""
     return await _set_status(principal, session, state, id, "active")
 
 

@@ -24,6 +24,8 @@ SUBSCRIPTION: dict[str, Any] = {
     "status": "active",
     "createdAt": "2025-06-03T14:30:00Z",
     "rateLimit": None,
+    "disabledAt": None,
+    "disabledReason": None,
 }
 CREATED_ANSWER: dict[str, Any] = {
     "data": {**SUBSCRIPTION, "secret": "whsec_80alO86wkLXScTwZHuseor8ZTcAjRG4uvc0Woc6Jrd4="}
@@ -45,6 +47,21 @@ ROTATED_ANSWER: dict[str, Any] = {
 LIST_ANSWER: dict[str, Any] = {"data": {"webhooks": [SUBSCRIPTION]}}
 ACTIVE_ANSWER: dict[str, Any] = {"data": SUBSCRIPTION}
 INACTIVE_ANSWER: dict[str, Any] = {"data": {**SUBSCRIPTION, "status": "inactive"}}
+# A subscription turned off after 5 days of failed attempts (P160), as webhook.disabled
+# carries it to another subscription of its owner.
+DISABLED_SUBSCRIPTION: dict[str, Any] = {
+    **SUBSCRIPTION,
+    "status": "inactive",
+    "disabledAt": "2025-06-08T14:30:02.118Z",
+    "disabledReason": "receiver answered 503",
+}
+DISABLED_EVENT_SENT: dict[str, Any] = {
+    "payload": DISABLED_SUBSCRIPTION,
+    "eventType": "webhook.disabled",
+    "timestamp": 1749393002118,
+    "apiVersion": "v2",
+    "id": "5f0c7a2e-8b1d-4e63-9a4f-2c7d1e0b9a35",
+}
 
 TEST_EVENT_SENT: dict[str, Any] = {
     "payload": {"subscriptionId": SUBSCRIPTION_ID, "message": "a test event from dialscore"},

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
@@ -15,7 +15,7 @@ import structlog
 from dialscore.kit import metrics
 from dialscore.kit.db import Database
 from dialscore.kit.polling import PollingLoop
-from dialscore.webhooks import claims
+from dialscore.webhooks import claims, health
 
 log = structlog.get_logger(__name__)
 
@@ -42,7 +42,10 @@ class OutcomeWriter:
     """Records outcomes as they come, in groups. ``recorded`` is called with each group once
     its transaction has committed (the deliveries no longer need their leases). An outcome
     whose write fails stays, and is written with the next group: its delivery keeps its
-    lease (renewed by the dispatcher) until then, so nobody sends it again meanwhile."""
+    lease (renewed by the dispatcher) until then, so nobody sends it again meanwhile.
+
+    In the same transaction, each group tells its subscriptions' endpoint health: one whose
+    every attempt failed for ``disable_after`` is turned off (P160)."""
 
     def __init__(
         self,
@@ -50,9 +53,11 @@ class OutcomeWriter:
         *,
         recorded: Callable[[list[Outcome]], Any],
         retry_seconds: float = 1.0,
+        disable_after: timedelta = health.DEFAULT_DISABLE_AFTER,
     ) -> None:
         self.db = db
         self.recorded = recorded
+        self.disable_after = disable_after
         self._pending: list[Outcome] = []
         self.loop = PollingLoop(
             self.write_pending, poll_seconds=retry_seconds, name="webhook attempt writer"
@@ -77,8 +82,10 @@ class OutcomeWriter:
     async def write_pending(self) -> None:
         while self._pending:
             group = self._pending[:MOST_PER_WRITE]
+            records = [outcome.record for outcome in group]
             async with self.db.unit_of_work() as session:
-                await claims.record_attempts(session, [outcome.record for outcome in group])
+                await claims.record_attempts(session, records)
+                await health.note_attempts(session, records, disable_after=self.disable_after)
             del self._pending[: len(group)]
             for outcome in group:
                 record = outcome.record

@@ -20,11 +20,14 @@ from dialscore.models import WebhookAttempt, WebhookDelivery, WebhookSubscriptio
 CONTACT_SCORED = "job.contact.scored"
 JOB_COMPLETED = "job.completed"
 TEST_EVENT = "webhook.test"
+# Extension (P160): a subscription of the same owner was turned off, every attempt to it
+# having failed for DIALSCORE_WEBHOOK_DISABLE_AFTER_SECONDS.
+WEBHOOK_DISABLED = "webhook.disabled"
 # The event type of version 1 contact callbacks (D27): their own rate key, beside the events.
 CALLBACK_EVENT = "contact.callback"
 WEBHOOK = "webhook"
 CALLBACK = "callback"
-EVENT_TYPES = (CONTACT_SCORED, JOB_COMPLETED)
+EVENT_TYPES = (CONTACT_SCORED, JOB_COMPLETED, WEBHOOK_DISABLED)
 STATUSES = ("active", "inactive")
 API_VERSION = "v2"
 
@@ -42,6 +45,8 @@ def present_subscription(
         "status": subscription.status,
         "createdAt": isoformat(subscription.created_at),
         "rateLimit": subscription.rate_limit,
+        "disabledAt": isoformat(subscription.disabled_at),
+        "disabledReason": subscription.disabled_reason,
     }
     if secret is None:
         return _wire(SubscriptionOut.model_validate(fields))
@@ -106,7 +111,9 @@ def delivery_body(
 # -- models ----------------------------------------------------------------------------
 
 
-EventType = TypeAliasType("EventType", Literal["job.contact.scored", "job.completed"])
+EventType = TypeAliasType(
+    "EventType", Literal["job.contact.scored", "job.completed", "webhook.disabled"]
+)
 EventTypes = Annotated[list[EventType], Field(min_length=1)]
 WebhookStatus = TypeAliasType("WebhookStatus", Literal["active", "inactive"])
 # Both are stripped first: a blank one is refused (documented by ``NOT_BLANK``).
@@ -151,7 +158,9 @@ class SubscriptionCreate(BaseModel):
         json_schema_extra={"pattern": NOT_BLANK},
     )
     eventTypes: EventTypes | None = Field(
-        default=None, description="The events to receive: job.contact.scored, job.completed"
+        default=None,
+        description="The events to receive: job.contact.scored, job.completed, and "
+        "webhook.disabled (an extension, P160: another of your webhooks was turned off)",
     )
     events: EventTypes | None = Field(
         default=None, description="Accepted in place of eventTypes (D20)"
@@ -200,8 +209,9 @@ class SubscriptionUpdate(BaseModel):
     )
     eventTypes: EventTypes | None = Field(
         default=None,
-        description="The new list of events: job.contact.scored, job.completed. Events already "
-        "queued for the subscription are still delivered",
+        description="The new list of events: job.contact.scored, job.completed, "
+        "webhook.disabled (P160). Events already queued for the subscription are still "
+        "delivered",
     )
     events: EventTypes | None = Field(
         default=None,
@@ -254,6 +264,17 @@ class SubscriptionOut(BaseModel):
     rateLimit: float | None = Field(
         description=RATE_LIMIT_DESCRIPTION + "; null when the user's rate alone applies"
     )
+    disabledAt: Timestamp | None = Field(
+        description="Extension (P160): when the subscription was turned off (status "
+        "inactive) because every attempt to it failed for "
+        "DIALSCORE_WEBHOOK_DISABLE_AFTER_SECONDS (5 days by default) after its last success; "
+        "null otherwise, and again once it is activated. Its pending deliveries wait, and go "
+        "out when it is activated",
+    )
+    disabledReason: str | None = Field(
+        description="Extension (P160): the last failure before it was turned off, in words "
+        "(such as `receiver answered 503`); null unless disabledAt is set",
+    )
 
 
 class SubscriptionCreated(SubscriptionOut):
@@ -301,7 +322,7 @@ class AttemptOut(BaseModel):
 
 class DeliveryOut(BaseModel):
     id: Uuid = Field(description="The envelope id, the same on every attempt")
-    eventType: Literal["job.contact.scored", "job.completed", "webhook.test"]
+    eventType: Literal["job.contact.scored", "job.completed", "webhook.test", "webhook.disabled"]
     state: Literal["pending", "delivered", "failed"]
     attemptCount: int
     nextAttemptAt: Timestamp | None = Field(description="When a pending delivery goes out next")
@@ -457,6 +478,20 @@ ENVELOPE_TIMESTAMP = "When the event happened, in Unix milliseconds"
 class WebhookTestPayload(BaseModel):
     subscriptionId: Uuid
     message: str
+
+
+class WebhookDisabledEvent(BaseModel):
+    """Extension (P160): another subscription of the same owner was turned off, every
+    attempt to it having failed for DIALSCORE_WEBHOOK_DISABLE_AFTER_SECONDS."""
+
+    payload: SubscriptionOut = Field(
+        description="The subscription turned off, as `GET /webhooks` shows it then: status "
+        "inactive, with disabledAt and disabledReason"
+    )
+    eventType: Literal["webhook.disabled"]
+    timestamp: int = Field(description=ENVELOPE_TIMESTAMP)
+    apiVersion: Literal["v2"]
+    id: Uuid = Field(description=ENVELOPE_ID)
 
 
 class WebhookTestEvent(BaseModel):

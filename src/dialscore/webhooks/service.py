@@ -94,10 +94,18 @@ async def list_subscriptions(
 async def set_status(
     session: AsyncSession, principal: Principal, subscription_id: str, status: str
 ) -> WebhookSubscription:
+    """Activates or deactivates a subscription. Activating one clears what its endpoint's
+    failures left (P160): ``failing_since`` (its window starts again at its next failure)
+    and, for one turned off by them, ``disabled_at`` and ``disabled_reason``; its pending
+    deliveries are claimed again."""
     subscription = await subscription_of(session, principal, subscription_id)
     if subscription.status != status:
         subscription.status = status
         subscription.updated_at = utcnow()
+        if status == "active":
+            subscription.failing_since = None
+            subscription.disabled_at = None
+            subscription.disabled_reason = None
     return subscription
 
 
