@@ -20,6 +20,7 @@ from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState
 from dialscore.models import CreditLedgerEntry, Job, OutboxMessage, Plan, WebhookDelivery
+from dialscore.webhooks import claims
 
 V2 = "/api/public/v2"
 
@@ -145,9 +146,7 @@ async def settle(app: FastAPI, *, rounds: int = 200, timeout: float = 60.0) -> N
     while asyncio.get_running_loop().time() < deadline:
         async with state.db.read() as session:
             due = await session.scalar(
-                select(func.count())
-                .select_from(WebhookDelivery)
-                .where(WebhookDelivery.state == "pending", WebhookDelivery.available_at <= utcnow())
+                select(func.count()).select_from(WebhookDelivery).where(claims.due(utcnow()))
             )
         if not due and dispatcher.busy == 0:
             return

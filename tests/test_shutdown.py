@@ -172,5 +172,5 @@ async def test_what_outlives_the_grace_time_is_cut_short_and_handed_back(
     assert (message.attempts, message.last_error) == (0, None)
     # Cut short mid-send: due again at once, no attempt recorded (the receiver dedupes by id).
     assert [(d.state, d.attempts) for d in deliveries] == [("pending", 0), ("pending", 0)]
-    assert all(d.available_at <= utcnow() for d in deliveries)
+    assert all(d.leased_until is None and d.available_at <= utcnow() for d in deliveries)
     assert attempts == 0

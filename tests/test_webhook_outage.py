@@ -20,14 +20,14 @@ from typing import Any
 import httpx
 import pytest
 import redis.asyncio
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from structlog.testing import capture_logs
 
 from dialscore.accounts.service import set_overrides
 from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.jobs import processing as jobs_processing
-from dialscore.kit.clock import utcnow
+from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.models import OutboxMessage, WebhookAttempt, WebhookDelivery
 from dialscore.webhooks import claims as webhook_claims
@@ -240,7 +240,7 @@ async def test_fail_closed_hands_back_at_once_and_claims_nothing_until_redis_ans
                         if not events(logs, OUTAGE) or dispatcher.busy:
                             return False
                         pending = [d for d in await work.deliveries() if d.state == "pending"]
-                        return all(d.available_at <= utcnow() for d in pending)
+                        return all(d.leased_until is None for d in pending)
 
                     await until(handed_back, "the claimed deliveries to be handed back")
                     sent = len(receiver.received)
@@ -263,10 +263,10 @@ async def test_fail_closed_hands_back_at_once_and_claims_nothing_until_redis_ans
     assert 5 <= sent < 15
     # Handed back unsent: due again at once (not a lease away), no attempt recorded.
     assert pending and all(d.attempts == 0 for d in pending)
-    assert all(d.available_at <= stopped + timedelta(seconds=5) for d in pending)
+    assert all(d.available_at <= stopped and d.leased_until is None for d in pending)
     assert attempts == sent
-    assert [(d.id, d.available_at) for d in after if d.state == "pending"] == [
-        (d.id, d.available_at) for d in pending
+    assert [(d.id, d.available_at, d.leased_until) for d in after if d.state == "pending"] == [
+        (d.id, d.available_at, d.leased_until) for d in pending
     ]
     assert {d.state for d in deliveries} == {"delivered"}
     assert sorted(d.attempts for d in deliveries) == [1] * 15
@@ -331,6 +331,7 @@ async def test_a_delivery_handed_back_during_a_renewal_is_due_at_once(
                 # The job's two contact events (its job.completed waits for them).
                 await until(lambda: limiter.waiting == 2, "both contact events at the gate")
                 claimed = {d.id: d.available_at for d in await contact_events(work)}
+                assert all(d.leased_until is not None for d in await contact_events(work))
                 monkeypatch.setattr(webhook_claims, "extend_leases", held_open_renewal)
                 renewal = asyncio.create_task(dispatcher.renew_leases())
                 await renewing.wait()
@@ -346,7 +347,48 @@ async def test_a_delivery_handed_back_during_a_renewal_is_due_at_once(
     assert len(handed_back) == 2 and receiver.received == []
     now = utcnow()
     assert all(d.state == "pending" and d.attempts == 0 for d in handed_back)
-    # Due at once: neither the lease claimed nor the one renewed is still held.
-    assert all(d.available_at <= now < claimed[d.id] for d in handed_back), [
-        (d.available_at, claimed[d.id]) for d in handed_back
-    ]
+    # Due at once, in their place: neither the lease claimed nor the one renewed is still
+    # held, and each is due since it first was (P161).
+    assert all(d.leased_until is None for d in handed_back)
+    assert all(d.available_at == claimed[d.id] <= now for d in handed_back)
+
+
+TAKEOVER = "webhook deliveries taken over: their lease ran out while another worker held them"
+
+
+async def test_a_delivery_a_dead_worker_held_goes_out_in_its_place(settings: Settings) -> None:
+    """A dead worker's lease does not move its delivery to the back: once the lease lapses the
+    delivery is claimed in the order it fell due, before work that fell due after it, and the
+    claim says at WARNING that a worker's deliveries were taken over (P161). A delivery whose
+    lease still runs is left to its worker."""
+    with running_receiver() as receiver:
+        async with subscribed(settings, receiver, rate=5) as work:
+            await work.job(3)
+            dead, alive, later = sorted(d.id for d in await contact_events(work))
+            now = utcnow()
+            lapsed = now - timedelta(seconds=1)
+            rows = {
+                # Fell due first; held by a worker that died, its lease run out a second ago.
+                dead: {"available_at": now - timedelta(minutes=2), "leased_until": lapsed},
+                # Held by a worker that is alive: its lease runs another minute.
+                alive: {
+                    "available_at": now - timedelta(minutes=3),
+                    "leased_until": now + timedelta(minutes=1),
+                },
+                # Fell due after the dead worker's delivery, before its lease ran out.
+                later: {"available_at": now - timedelta(minutes=1), "leased_until": None},
+            }
+            async with work.db.unit_of_work() as session:
+                for delivery_id, values in rows.items():
+                    await session.execute(
+                        update(WebhookDelivery)
+                        .where(WebhookDelivery.id == delivery_id)
+                        .values(**values)
+                    )
+            dispatcher = Dispatcher(work.db, work.settings, GatedLimiter())
+            with capture_logs() as logs:
+                claimed = await dispatcher.claim(10)
+    assert [item.delivery_id for item in claimed] == [dead, later]
+    (takeover,) = events(logs, TAKEOVER)
+    assert (takeover["log_level"], takeover["count"]) == ("warning", 1)
+    assert takeover["earliest_lease_ran_out_at"] == isoformat(lapsed)

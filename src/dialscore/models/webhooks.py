@@ -51,8 +51,10 @@ class WebhookDelivery(Base):
     ``callback``: no subscription, the contact's ``target_url``, the user's callback secret).
     Its id is the envelope id, the same on every retry.
 
-    ``available_at`` is when the dispatcher may take it next: the time of the next attempt,
-    or, while an attempt is in flight, the end of that attempt's lease.
+    ``available_at`` is when it is due: when it was made, or the time of its next attempt.
+    While an attempt is in flight, ``leased_until`` is the end of that attempt's lease; one
+    whose worker died is taken again once its lease lapses, in the order it first fell due
+    (P161).
 
     ``payload`` is None once the body was removed (``body_removed_at``, and why:
     ``retention``, ``job_erased``), never while the delivery is pending (P130, P132)."""
@@ -87,6 +89,7 @@ class WebhookDelivery(Base):
     state: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     available_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    leased_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     first_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     last_error: Mapped[str | None] = mapped_column(String(500), nullable=True)

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, case, func, literal, or_, select
 
 from dialscore.jobs.schemas import TERMINAL_STATES
 from dialscore.models import Job, OutboxMessage, WebhookDelivery, WebhookSubscription
+from dialscore.webhooks.claims import due as is_due
 from dialscore.webhooks.schemas import CALLBACK, TEST_EVENT
 
 # The states a job is in before it finishes (D12, P12).
@@ -70,7 +71,7 @@ def deliveries(connection: Connection, *, now: datetime) -> Deliveries:
         select(
             func.count(case((sendable, one))),
             func.min(case((sendable, WebhookDelivery.created_at))),
-            func.count(case((sendable & (WebhookDelivery.available_at <= now), one))),
+            func.count(case((sendable & is_due(now), one))),
             func.count(case((~sendable, one))),
         )
         .select_from(WebhookDelivery)

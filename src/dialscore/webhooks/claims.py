@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     Text,
     and_,
     bindparam,
@@ -36,12 +37,18 @@ from dialscore.models import (
 from dialscore.webhooks.schemas import CALLBACK, CONTACT_SCORED, JOB_COMPLETED, TEST_EVENT
 
 
-async def any_due(session: AsyncSession, *, now: datetime) -> bool:
-    stmt = (
-        select(WebhookDelivery.id)
-        .where(WebhookDelivery.state == "pending", WebhookDelivery.available_at <= now)
-        .limit(1)
+def due(now: datetime) -> ColumnElement[bool]:
+    """A delivery due at ``now``: pending, its time come, and not leased (or its lease
+    lapsed: its worker died)."""
+    return and_(
+        WebhookDelivery.state == "pending",
+        WebhookDelivery.available_at <= now,
+        or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
     )
+
+
+async def any_due(session: AsyncSession, *, now: datetime) -> bool:
+    stmt = select(WebhookDelivery.id).where(due(now)).limit(1)
     return (await session.scalar(stmt)) is not None
 
 
@@ -73,6 +80,8 @@ class Candidate:
     # The subscription's own deliveries per second (P141), None for none and for a callback.
     subscription_rate: float | None = None
     subscription_id: str | None = None
+    # The lease of a worker that stopped renewing it (P161); None for a delivery not held.
+    lapsed_lease: datetime | None = None
 
     @property
     def rate(self) -> float:
@@ -83,8 +92,9 @@ class Candidate:
 async def due_candidates(
     session: AsyncSession, *, now: datetime, limit: int, skip_locked: bool
 ) -> list[Candidate]:
-    """Due deliveries of active subscriptions and due callbacks, oldest first, locked for
-    this transaction (those another worker's claim has locked skipped, ``skip_locked``).
+    """Due deliveries of active subscriptions and due callbacks, in the order they fell due
+    (one a dead worker held keeps its place, P161), locked for this transaction (those
+    another worker's claim has locked skipped, ``skip_locked``).
 
     A job.completed waits while contact events of its job to the same subscription are
     still pending, so receivers get it after them."""
@@ -120,14 +130,14 @@ async def due_candidates(
             WebhookSubscription.secret_rotated_at,
             WebhookSubscription.rate_limit,
             WebhookDelivery.subscription_id,
+            WebhookDelivery.leased_until,
         )
         .outerjoin(WebhookSubscription, WebhookSubscription.id == WebhookDelivery.subscription_id)
         .join(User, User.id == WebhookDelivery.user_id)
         .join(Client, Client.id == User.client_id)
         .join(Plan, Plan.name == Client.plan_name)
         .where(
-            WebhookDelivery.state == "pending",
-            WebhookDelivery.available_at <= now,
+            due(now),
             or_(
                 WebhookDelivery.kind == CALLBACK,
                 WebhookSubscription.status == "active",
@@ -149,7 +159,7 @@ async def lease(session: AsyncSession, delivery_ids: list[str], *, until: dateti
         await session.execute(
             update(WebhookDelivery)
             .where(WebhookDelivery.id.in_(delivery_ids))
-            .values(available_at=until)
+            .values(leased_until=until)
         )
 
 
@@ -157,34 +167,33 @@ async def extend_leases(
     session: AsyncSession, delivery_ids: list[str], *, held: datetime, until: datetime
 ) -> None:
     """Moves the lease of deliveries in flight from ``held`` to ``until`` (the dispatcher's
-    heartbeat). A delivery whose attempt was recorded meanwhile has another ``available_at``
-    (its next attempt) and is left alone."""
+    heartbeat). A delivery whose attempt was recorded meanwhile is no longer leased and is
+    left alone."""
     await _move_leases(session, delivery_ids, held=held, to=until)
 
 
-async def release(
-    session: AsyncSession, delivery_ids: list[str], *, held: datetime, now: datetime
-) -> None:
-    """Makes claimed deliveries that were not sent, or whose send was cut short, due at once
-    for whichever worker claims next; no attempt is recorded. Those whose lease is no longer
-    ``held`` (their attempt was recorded) are left alone."""
-    await _move_leases(session, delivery_ids, held=held, to=now)
+async def release(session: AsyncSession, delivery_ids: list[str], *, held: datetime) -> None:
+    """Ends the lease of claimed deliveries that were not sent, or whose send was cut short:
+    due again at once, in their place, for whichever worker claims next; no attempt is
+    recorded. Those whose lease is no longer ``held`` (their attempt was recorded) are left
+    alone."""
+    await _move_leases(session, delivery_ids, held=held, to=None)
 
 
 async def _move_leases(
-    session: AsyncSession, delivery_ids: list[str], *, held: datetime, to: datetime
+    session: AsyncSession, delivery_ids: list[str], *, held: datetime, to: datetime | None
 ) -> None:
-    """Moves the pending deliveries among ``delivery_ids`` still leased until ``held`` to
-    ``available_at`` ``to``."""
+    """Moves the lease of the pending deliveries among ``delivery_ids`` still leased until
+    ``held`` to ``to`` (None: no lease)."""
     if delivery_ids:
         await session.execute(
             update(WebhookDelivery)
             .where(
                 WebhookDelivery.id.in_(delivery_ids),
                 WebhookDelivery.state == "pending",
-                WebhookDelivery.available_at == held,
+                WebhookDelivery.leased_until == held,
             )
-            .values(available_at=to)
+            .values(leased_until=to)
         )
 
 
@@ -194,7 +203,7 @@ async def fail_undeliverable(
     await session.execute(
         update(WebhookDelivery)
         .where(WebhookDelivery.id == delivery_id)
-        .values(state="failed", completed_at=now, last_error=error)
+        .values(state="failed", completed_at=now, last_error=error, leased_until=None)
     )
 
 
@@ -228,6 +237,7 @@ _RECORD = (
         state=bindparam("b_state"),
         available_at=bindparam("b_available"),
         completed_at=bindparam("b_completed"),
+        leased_until=None,
     )
 )
 

@@ -24,7 +24,7 @@ import structlog
 from dialscore import __version__
 from dialscore.config import Settings
 from dialscore.kit import outbound
-from dialscore.kit.clock import utcnow
+from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.crypto import SecretBox
 from dialscore.kit.db import Database
 from dialscore.kit.leases import beat_seconds
@@ -308,6 +308,7 @@ class Dispatcher:
                 chosen.append((candidate, key, origin, own))
             until = now + self.lease
             await claims.lease(session, [c.delivery_id for c, _, _, _ in chosen], until=until)
+            _log_takeover([c for c, _, _, _ in chosen])
             for candidate, key, origin, own in chosen:
                 secret, problem = self._secret(candidate.sealed)
                 if secret is None:
@@ -407,7 +408,7 @@ class Dispatcher:
         try:
             async with self.db.unit_of_work() as session:
                 for held, ids in _by_lease(leases).items():
-                    await claims.release(session, ids, held=held, now=utcnow())
+                    await claims.release(session, ids, held=held)
         except Exception:
             log.exception("could not hand back webhook deliveries", count=len(leases))
 
@@ -551,6 +552,18 @@ class Dispatcher:
 def _opened(box: SecretBox, sealed: str) -> str:
     """A subscription's secret, opened once per process rather than once per delivery."""
     return box.open(sealed)
+
+
+def _log_takeover(chosen: list[claims.Candidate]) -> None:
+    """Says at WARNING that deliveries another worker held were taken over: their lease ran
+    out, so that worker died or stalled (P161)."""
+    lapsed = [c.lapsed_lease for c in chosen if c.lapsed_lease is not None]
+    if lapsed:
+        log.warning(
+            "webhook deliveries taken over: their lease ran out while another worker held them",
+            count=len(lapsed),
+            earliest_lease_ran_out_at=isoformat(min(lapsed)),
+        )
 
 
 def _endpoint_key(candidate: claims.Candidate) -> str | None:
