@@ -59,6 +59,33 @@ async def test_a_refused_url_is_explained_and_the_input_kept(
     assert listed.json()["data"]["webhooks"] == []
 
 
+async def test_the_create_form_takes_a_rate_of_its_own(
+    api: httpx.AsyncClient, db: Database, tenant: Tenant
+) -> None:
+    """The create form asks for deliveries per second as the edit form does (P141): a bad one
+    is explained beside its field with what was typed kept; a good one is the webhook's."""
+    token = await sign_in_user(api, db, tenant.user_id)
+    sent = {
+        "csrf_token": token,
+        "name": "CRM",
+        "url": "https://93.184.215.14/hook",
+        "events": ["job.completed"],
+    }
+    for typed in ("fast", "0", "5000"):
+        refused = await api.post("/app/webhooks", data={**sent, "rate": typed})
+        assert refused.status_code == 400, typed
+        error = re.search(r'<span class="field-error" id="rate-error">([^<]+)</span>', refused.text)
+        assert error is not None and "from 0.1 to 1000" in error.group(1), typed
+        assert field_value(refused.text, "webhook-rate") == typed
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert listed.json()["data"]["webhooks"] == []
+
+    made = await api.post("/app/webhooks", data={**sent, "rate": " 2.5 "})
+    assert made.status_code == 200, made.text
+    listed = await api.get("/api/public/v2/webhooks", headers=tenant.headers)
+    assert [w["rateLimit"] for w in listed.json()["data"]["webhooks"]] == [2.5]
+
+
 async def test_create_shows_the_secret_once_then_lifecycle(
     api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:

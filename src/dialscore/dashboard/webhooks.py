@@ -82,6 +82,8 @@ class CreateForm:
     name: str = ""
     url: str = ""
     events: list[str] = field(default_factory=lambda: list(DEFAULT_EVENTS))
+    # Deliveries per second as typed; empty for none (P141).
+    rate: str = ""
     errors: dict[str, str] = field(default_factory=dict)
 
 
@@ -238,14 +240,21 @@ async def create_webhook(
     sent = await request.form()
     name, url = sent.get("name"), sent.get("url")
     events = [e for e in sent.getlist("events") if isinstance(e, str)]
+    rate = sent.get("rate")
     form = CreateForm(
         name=name if isinstance(name, str) else "",
         url=url if isinstance(url, str) else "",
         events=events,
+        rate=rate.strip() if isinstance(rate, str) else "",
     )
     try:
         body = SubscriptionCreate.model_validate(
-            {"name": form.name, "url": form.url, "eventTypes": events or None}
+            {
+                "name": form.name,
+                "url": form.url,
+                "eventTypes": events or None,
+                "rateLimit": _typed_rate(form.rate),
+            }
         )
     except ValidationError as exc:
         form.errors = _field_errors(exc)
@@ -282,6 +291,17 @@ async def create_webhook(
     )
     page.headers["Cache-Control"] = "no-store"
     return page
+
+
+def _typed_rate(typed: str) -> float | str | None:
+    """A rate as typed, for the model to check: None for none, a number, or the text itself
+    (which the model refuses)."""
+    if not typed:
+        return None
+    try:
+        return float(typed)
+    except ValueError:
+        return typed
 
 
 def _url_problem(message: str) -> str:
@@ -439,14 +459,13 @@ async def edit_webhook(
         events=events,
         rate=rate.strip() if isinstance(rate, str) else "",
     )
-    fields: dict[str, Any] = {"name": form.name, "url": form.url, "rateLimit": None}
+    fields: dict[str, Any] = {
+        "name": form.name,
+        "url": form.url,
+        "rateLimit": _typed_rate(form.rate),
+    }
     if events:
         fields["eventTypes"] = events
-    if form.rate:
-        try:
-            fields["rateLimit"] = float(form.rate)
-        except ValueError:
-            fields["rateLimit"] = form.rate  # refused by the model, as a string
     try:
         body = SubscriptionUpdate.model_validate(fields)
     except ValidationError as exc:
