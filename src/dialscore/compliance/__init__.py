@@ -1,0 +1,25 @@
+"""When a number may be called and when it is worth it: a pure engine over packaged rules
+(docs/compliance.md). No database, no network; the clock is passed in."""
+
+from dialscore.compliance.best_hours import (
+    BestHours,
+    learned_best_hours,
+    prior_best_hours,
+    tally_calls,
+)
+from dialscore.compliance.rules import CallWindow, Rules, RulesError, load_rules
+from dialscore.compliance.verdict import Verdict, assess, present
+
+__all__ = [
+    "BestHours",
+    "CallWindow",
+    "Rules",
+    "RulesError",
+    "Verdict",
+    "assess",
+    "learned_best_hours",
+    "load_rules",
+    "present",
+    "prior_best_hours",
+    "tally_calls",
+]
