@@ -53,6 +53,8 @@ def test_a_crm_export_is_mapped_scored_and_given_back(page: Page, team: Team, na
 
     # Pre-filled as a person would choose, with the column's first cells beside each choice.
     expect(page.get_by_role("heading", name=f"Map the columns of {name}")).to_be_visible()
+    # The whole page, not the part parsed when its heading showed.
+    page.wait_for_load_state("load")
     chosen = page.eval_on_selector_all(
         "select[id^=column-]", "all => all.map(s => [s.labels[0].textContent, s.value])"
     )

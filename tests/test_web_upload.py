@@ -32,7 +32,9 @@ def upload(page: Page, path: Path) -> None:
 
 
 def api_job(team: Team, job_id: str) -> dict[str, object]:
-    answer = httpx.get(f"{team.base_url}/api/public/v2/jobs/{job_id}", headers=team.admin.headers)
+    answer = httpx.get(
+        f"{team.base_url}/api/public/v2/jobs/{job_id}", headers=team.admin.headers, timeout=60
+    )
     assert answer.status_code == 200
     data: dict[str, object] = answer.json()["data"]
     return data
@@ -40,7 +42,9 @@ def api_job(team: Team, job_id: str) -> dict[str, object]:
 
 def api_contacts(team: Team, job_id: str) -> list[dict[str, Any]]:
     answer = httpx.get(
-        f"{team.base_url}/api/public/v2/jobs/{job_id}/contacts", headers=team.admin.headers
+        f"{team.base_url}/api/public/v2/jobs/{job_id}/contacts",
+        headers=team.admin.headers,
+        timeout=60,
     )
     assert answer.status_code == 200
     contacts: list[dict[str, Any]] = answer.json()["data"]["contacts"]
