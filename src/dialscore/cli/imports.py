@@ -118,32 +118,75 @@ def dnc(
         str, typer.Option("--list", help="The do-not-call list the numbers are on")
     ] = "national",
     remove: Annotated[
-        bool, typer.Option("--remove", help="Take the file's numbers off the list (change lists)")
+        bool, typer.Option("--remove", help="Take the file's numbers off the list (plain files)")
     ] = False,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="The file is a full list: it replaces the list's numbers in its area codes",
+        ),
+    ] = False,
+    file_date: Annotated[
+        str | None,
+        typer.Option(
+            "--file-date",
+            metavar="YYYY-MM-DD",
+            help="The file's date, when the file does not say it (else its modification time)",
+        ),
+    ] = None,
 ) -> None:
-    """Add the numbers of FILE to a do-not-call list, or take them off it with --remove.
+    """Apply a do-not-call file to a list: add its numbers, take off those a change list marks
+    for deletion (or all of them with --remove), or with --full replace the list's numbers
+    in the file's area codes by the file's.
 
-    One number a line: 10 digits (NANP), areacode,number, 1 and 10 digits, or +E.164. Blank
-    lines, # comments and a header line are skipped."""
+    Flat text, one number a line: 10 digits (NANP), areacode,number, 1 and 10 digits, or
+    +E.164; a change list's lines carry an add or delete mark (A or D) beside the number.
+    Blank lines, # comments and a header line are skipped. Or the registry's XML. Plain, gzip
+    or zip. Each import is recorded with the file's date."""
+    from datetime import date
+
     from dialscore.scoring import loaders
 
     name = list_name.strip()
     if not name or len(name) > loaders.MAX_LIST_NAME:
         fail(f"--list needs a name of 1 to {loaders.MAX_LIST_NAME} characters")
+    if full and remove:
+        fail("--full and --remove exclude each other: a full list replaces the list")
+    stated: date | None = None
+    if file_date is not None:
+        try:
+            stated = date.fromisoformat(file_date.strip())
+        except ValueError:
+            fail(f"--file-date needs a date as YYYY-MM-DD, not {file_date!r}")
     report = _run(
         file,
         "do-not-call",
         lambda url, progress: loaders.import_dnc(
-            url, file, list_name=name, remove=remove, progress=progress
+            url,
+            file,
+            list_name=name,
+            remove=remove,
+            full=full,
+            file_date=stated,
+            progress=progress,
         ),
     )
     emit(
         {
             "file": str(file),
             "list": report.list_name,
+            "kind": report.kind,
+            "format": report.format,
+            "compression": report.compression,
+            "fileDate": report.file_date.isoformat() if report.file_date else None,
+            "fileDateSource": report.file_date_source,
+            "appliedAt": report.applied_at.isoformat() if report.applied_at else None,
             "remove": report.remove,
             **_lines(report.counts),
             "numbers": report.counts.accepted,
+            "deletions": report.counts.deletions,
+            "added": report.imported,
             "imported": report.imported,
             "alreadyListed": report.already_listed,
             "removed": report.removed,

@@ -10,7 +10,14 @@ from dialscore.models.enrichment import (
 from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job, RejectedRow
 from dialscore.models.outbox import OutboxMessage
-from dialscore.models.scoring import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.models.scoring import (
+    CallOutcome,
+    CompanyLine,
+    ContactNumber,
+    DncImport,
+    DncNumber,
+    NumberBlock,
+)
 from dialscore.models.signin import PasswordLink, SignInFailure, WebSession
 from dialscore.models.uploads import Upload
 from dialscore.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookSubscription
@@ -27,6 +34,7 @@ __all__ = [
     "DirectoryCompanyDomain",
     "DirectoryCompanyPage",
     "DirectoryPerson",
+    "DncImport",
     "DncNumber",
     "IdempotencyRecord",
     "Job",

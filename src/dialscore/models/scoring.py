@@ -3,9 +3,9 @@ outcomes reported by clients, and the numbers each client's contacts carry."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Index, Integer, String
+from sqlalchemy import BigInteger, Date, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, UTCDateTime
@@ -30,6 +30,25 @@ class DncNumber(Base):
 
     number: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     list_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+
+
+class DncImport(Base):
+    """One import of a do-not-call file into a list: what kind of file, the file's date (and
+    where that date came from), when it was applied and what it changed (P180-P187)."""
+
+    __tablename__ = "dnc_imports"
+    __table_args__ = (Index("ix_dnc_imports_list_applied", "list_name", "applied_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    list_name: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))  # full | changes
+    file_name: Mapped[str] = mapped_column(String(500))
+    file_date: Mapped[date] = mapped_column(Date)
+    file_date_source: Mapped[str] = mapped_column(String(16))  # file | option | archive | modified
+    applied_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    numbers: Mapped[int] = mapped_column(BigInteger)
+    added: Mapped[int] = mapped_column(BigInteger)
+    removed: Mapped[int] = mapped_column(BigInteger)
 
 
 class CompanyLine(Base):

@@ -41,7 +41,7 @@ _CATEGORY_SYNONYMS = {
 # Bytes a do-not-call line may carry around its digits. Not the line feed: blocks of lines are
 # cleaned whole, and their lines must stay apart.
 _DNC_SEPARATORS = b" \t\r-().\"'"
-_ZERO, _ONE, _PLUS, _HASH = 48, 49, 43, 35
+_ZERO, _ONE, _PLUS, _HASH, _MINUS = 48, 49, 43, 35, 45
 _BOM = "\ufeff".encode()
 
 
@@ -119,12 +119,60 @@ def dnc_rejection_reason(line: str | bytes) -> str:
     return "expected 10 digits, 1 and 10 digits, area code and number, or +E.164"
 
 
+# A change list's add and delete marks (P182), compared in upper case.
+DNC_ADD_MARKS = frozenset(b"A ADD ADDED ADDITION ADDITIONS INSERT INSERTED NEW REGISTERED".split())
+DNC_DELETE_MARKS = frozenset(
+    b"D DEL DELETE DELETED DELETION DELETIONS REMOVE REMOVED REMOVAL DEREGISTERED".split()
+)
+_DATE_BYTES = frozenset(b"0123456789/:TZ")
+
+
+def _dnc_date_field(field_: bytes) -> bool:
+    """A change-list field that is a date (or date and time), not part of the number: 8, 12 or
+    14 digits (``20261101``; dashes and dots are already gone), or digits with ``/``, ``:``,
+    ``T``, ``Z`` (``11/01/2026``)."""
+    if field_.isdigit():
+        return len(field_) in (8, 12, 14)
+    return len(field_) >= 6 and all(ch in _DATE_BYTES for ch in field_)
+
+
+def dnc_change(cleaned: bytes) -> tuple[bytes, bool] | None:
+    """A cleaned change-list record (``areacode,number,A``, ``D,4155552671,2026-11-01`` …):
+    the number's E.164 digits and whether it is a deletion; None if it is not one. Exactly one
+    field must be an add or delete mark; date fields are ignored; the rest is the number."""
+    fields = cleaned.split(b",")
+    marks = [f for f in fields if f.upper() in DNC_ADD_MARKS or f.upper() in DNC_DELETE_MARKS]
+    if len(marks) != 1:
+        return None
+    at = next(i for i, f in enumerate(fields) if f is marks[0])
+    rest = [f for i, f in enumerate(fields) if i != at and f and not _dnc_date_field(f)]
+    if not rest:
+        return None
+    digits = _dnc_digits(b",".join(rest))
+    if digits is None:
+        return None
+    return digits, marks[0].upper() in DNC_DELETE_MARKS
+
+
+class DncMarkError(FileFormatError):
+    """A change list's add or delete mark where the import does not allow one."""
+
+
 @dataclass
 class DncScan(LineCounts):
     """Reads one do-not-call file, block after block of its lines, counting as it goes: one
     number a line (see ``dnc_number``); blank lines, ``#`` comments and a header (words on the
-    first line with content) are skipped."""
+    first line with content) are skipped. A change list's line carries an add or delete mark
+    beside the number (``201,5550123,D``; see ``dnc_change``).
 
+    Numbers come out as E.164 digits; a deletion's with a leading ``-``. With ``remove``,
+    every number is a deletion (a plain file of numbers to take off), and a marked line is an
+    error: the file says itself what to add and what to delete."""
+
+    remove: bool = False
+    # Lines with an add or delete mark, and the deletions among all numbers.
+    marked: int = field(default=0, init=False)
+    deletions: int = field(default=0, init=False)
     _content_seen: bool = field(default=False, init=False, repr=False)
 
     def feed(self, block: bytes) -> list[bytes]:
@@ -145,6 +193,11 @@ class DncScan(LineCounts):
             digits = _dnc_digits(line)
             if digits is not None:
                 append(digits)
+                continue
+            change = dnc_change(line) if b"," in line else None
+            if change is not None:
+                self._marked(first_line + index)
+                append(b"-" + change[0] if change[1] else change[0])
                 continue
             # The first line with content may be a header: words, not a number.
             if not (self._content_seen or numbers or invalid) and line.lower() != line.upper():
@@ -167,7 +220,20 @@ class DncScan(LineCounts):
         self.accepted += len(numbers)
         self.skipped += skipped
         self.invalid += invalid
+        if self.remove:
+            numbers = [b"-" + digits for digits in numbers]
+            self.deletions += len(numbers)
+        elif self.marked:
+            self.deletions += sum(1 for digits in numbers if digits[0] == _MINUS)
         return numbers
+
+    def _marked(self, line: int) -> None:
+        if self.remove:
+            raise DncMarkError(
+                f"line {line} has an add or delete mark: --remove is for plain files of "
+                "numbers; a change list says itself what to add and what to delete"
+            )
+        self.marked += 1
 
 
 # -- CSV files -------------------------------------------------------------------------------

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,7 +24,9 @@ from dialscore.kit.bulkload import (
     prefetching,
     sqlite_transaction,
 )
-from dialscore.kit.linefiles import LineCounts
+from dialscore.kit.clock import utcnow
+from dialscore.kit.linefiles import FileFormatError, LineCounts
+from dialscore.scoring.dncfiles import DncSource, Readable, XmlDnc, open_dnc, reading_errors
 from dialscore.scoring.imports import (
     CsvCounts,
     DncScan,
@@ -45,6 +47,8 @@ MAX_LIST_NAME = 64
 # sorted in 3.6 s, 256 MiB runs in 12 s and 1 GiB in 14 s (smaller runs stay in CPU caches).
 SQLITE_SORT_CACHE_KIB = 8 * 1024
 _LAST_NUMBER = 2**63 - 1
+# A number's area code is its digits but the last seven (a NANP number's: 1 and the NPA).
+AREA_DIVISOR = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,14 @@ class DncReport:
     removed: int
     not_listed: int
     seconds: float
+    # full | changes; flat | xml; none | gzip | zip (P180-P184).
+    kind: str = "changes"
+    format: str = "flat"
+    compression: str = "none"
+    # The file's date and where it came from: file | option | archive | modified (P184).
+    file_date: date | None = None
+    file_date_source: str = "modified"
+    applied_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +88,7 @@ class UpsertReport:
 # -- do-not-call lists -----------------------------------------------------------------------
 
 
-def _read_blocks(handle: IO[bytes]) -> Iterator[bytes]:
+def _read_blocks(handle: Readable) -> Iterator[bytes]:
     """Whole lines in blocks of about READ_CHUNK bytes, each without its final line feed. Of a
     line longer than MAX_LINE (not a number: a wrong file, say), only the ends are kept."""
     carry = b""
@@ -93,40 +105,70 @@ def _read_blocks(handle: IO[bytes]) -> Iterator[bytes]:
 
 
 def _dnc_batches(
-    handle: IO[bytes], scan: DncScan, batch_size: int
+    source: DncSource, scan: DncScan, xml: XmlDnc | None, batch_size: int
 ) -> Iterator[tuple[list[bytes], int]]:
-    """(numbers, bytes read) in batches of at least ``batch_size`` numbers (the last smaller)."""
+    """(numbers, bytes of the file read) in batches of at least ``batch_size`` numbers (the
+    last smaller); a deletion's number has a leading ``-``."""
     batch: list[bytes] = []
-    for block in _read_blocks(handle):
-        batch += scan.feed(block)
-        if len(batch) >= batch_size:
-            yield batch, handle.tell()
-            batch = []
+    try:
+        if xml is None:
+            for block in _read_blocks(source.stream):
+                batch += scan.feed(block)
+                if len(batch) >= batch_size:
+                    yield batch, source.position()
+                    batch = []
+        else:
+            while chunk := source.stream.read(READ_CHUNK):
+                batch += xml.feed(chunk)
+                if len(batch) >= batch_size:
+                    yield batch, source.position()
+                    batch = []
+            batch += xml.feed(b"", True)
+    except reading_errors() as exc:
+        raise FileFormatError(f"cannot decompress the file: {exc}; nothing was imported") from exc
     if batch:
-        yield batch, handle.tell()
+        yield batch, source.position()
 
 
 def _json_array(digits: Sequence[bytes]) -> str:
     return (b"[" + b",".join(digits) + b"]").decode("ascii")
 
 
+@dataclass(frozen=True)
+class _Applied:
+    """What an import was, once its file is read: its kind and date."""
+
+    kind: str
+    file_date: date
+    file_date_source: str
+
+
+_RECORD_COLUMNS = (
+    "list_name, kind, file_name, file_date, file_date_source, applied_at, numbers, added, removed"
+)
+
+
 def _sqlite_dnc(
     conn: sqlite3.Connection,
-    handle: IO[bytes],
+    batches: Iterator[tuple[list[bytes], int]],
     scan: DncScan,
     *,
+    size: int,
+    settle: Callable[[], _Applied],
     list_name: str,
-    remove: bool,
-    batch_size: int,
+    file_name: str,
     range_size: int,
     progress: Progress,
-) -> int:
+) -> tuple[_Applied, int, int, datetime]:
     """Stages the file's numbers in a temporary table, sorts them (an index), then writes them
-    to the list range by range in key order; returns how many rows were added (or removed).
+    to the list range by range in key order, and records the import; returns it with how many
+    rows were added and removed, and when.
 
     Written straight from a file in random order, each transaction touched pages all over the
     list's B-tree and SQLite wrote every one of them at commit: 50k-number batches ran at
-    ~100k numbers/s on a 10M-line file. In key order, a range touches neighbouring pages only."""
+    ~100k numbers/s on a 10M-line file. In key order, a range touches neighbouring pages only.
+    A full list also removes, range by range, the list's numbers in its area codes that it
+    does not hold (P181)."""
     # SQLite's temporary directory (SQLITE_TMPDIR, else /var/tmp or /tmp), removed on close.
     for pragma in (
         "temp_store=FILE",
@@ -136,82 +178,208 @@ def _sqlite_dnc(
     ):
         conn.execute(f"PRAGMA {pragma}")
     conn.execute("DROP TABLE IF EXISTS temp.dnc_stage")
-    conn.execute("CREATE TEMPORARY TABLE dnc_stage (number INTEGER NOT NULL)")
-    size = max(1, os.fstat(handle.fileno()).st_size)
-    with prefetching(_dnc_batches(handle, scan, batch_size)) as batches:
-        for digits, position in batches:
+    conn.execute("DROP TABLE IF EXISTS temp.dnc_codes")
+    conn.execute("CREATE TEMPORARY TABLE dnc_stage (number INTEGER NOT NULL, op INTEGER NOT NULL)")
+    with prefetching(batches) as prefetched:
+        for digits, position in prefetched:
             # One statement per batch, the numbers as one JSON array: nothing bound per row,
             # and the temporary database only, so the service's writers are not held up.
             conn.execute(
-                "INSERT INTO temp.dnc_stage (number) SELECT value FROM json_each(?)",
+                "INSERT INTO temp.dnc_stage (number, op) "
+                "SELECT abs(value), value > 0 FROM json_each(?)",
                 (_json_array(digits),),
             )
             progress("reading", position, size)
+    applied = settle()
     progress("sorting", 0, 0)
     conn.execute("CREATE INDEX temp.dnc_stage_number ON dnc_stage (number)")
-    if remove:
-        write = (
-            "DELETE FROM main.dnc_numbers WHERE list_name = ? AND number IN "
-            "(SELECT number FROM temp.dnc_stage WHERE number > ? AND number <= ?)"
+    if applied.kind == "full":
+        conn.execute("CREATE TEMPORARY TABLE dnc_codes (code INTEGER PRIMARY KEY)")
+        conn.execute(
+            f"INSERT INTO temp.dnc_codes (code) SELECT DISTINCT number / {AREA_DIVISOR} "
+            "FROM temp.dnc_stage"
         )
-    else:
-        write = (
+        # The list's numbers in the file's area codes that the file does not hold.
+        remove = (
+            "DELETE FROM main.dnc_numbers WHERE list_name = ? AND number > ? AND number <= ? "
+            f"AND number / {AREA_DIVISOR} IN (SELECT code FROM temp.dnc_codes) "
+            "AND NOT EXISTS (SELECT 1 FROM temp.dnc_stage AS s WHERE s.number = dnc_numbers.number)"
+        )
+        add = (
             "INSERT INTO main.dnc_numbers (number, list_name) SELECT number, ? "
             "FROM temp.dnc_stage WHERE number > ? AND number <= ? ORDER BY number "
             "ON CONFLICT DO NOTHING"
         )
+    else:
+        # A number's last mark in the file counts (P182).
+        remove = (
+            "DELETE FROM main.dnc_numbers WHERE list_name = ? AND number IN "
+            "(SELECT s.number FROM temp.dnc_stage AS s WHERE s.number > ? AND s.number <= ? "
+            "AND s.op = 0 AND NOT EXISTS (SELECT 1 FROM temp.dnc_stage AS t "
+            "WHERE t.number = s.number AND t.rowid > s.rowid AND t.op = 1))"
+        )
+        add = (
+            "INSERT INTO main.dnc_numbers (number, list_name) SELECT s.number, ? "
+            "FROM temp.dnc_stage AS s WHERE s.number > ? AND s.number <= ? AND s.op = 1 "
+            "AND NOT EXISTS (SELECT 1 FROM temp.dnc_stage AS t "
+            "WHERE t.number = s.number AND t.rowid > s.rowid AND t.op = 0) "
+            "ORDER BY s.number ON CONFLICT DO NOTHING"
+        )
     boundary = "SELECT number FROM temp.dnc_stage WHERE number > ? ORDER BY number LIMIT 1 OFFSET ?"
-    changed = written = 0
+    added = removed = written = 0
     low = -1
     while low < _LAST_NUMBER:
         row = conn.execute(boundary, (low, range_size - 1)).fetchone()
         high = _LAST_NUMBER if row is None else int(row[0])
         with sqlite_transaction(conn):
-            changed += conn.execute(write, (list_name, low, high)).rowcount
+            if applied.kind == "full" or scan.deletions:
+                removed += conn.execute(remove, (list_name, low, high)).rowcount
+            if scan.deletions < scan.accepted:
+                added += conn.execute(add, (list_name, low, high)).rowcount
         low = high
         written = min(written + range_size, scan.accepted)
         progress("writing", written, scan.accepted)
-    return changed
+    applied_at = utcnow()
+    with sqlite_transaction(conn):
+        conn.execute(
+            f"INSERT INTO main.dnc_imports ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                list_name,
+                applied.kind,
+                file_name,
+                applied.file_date.isoformat(),
+                applied.file_date_source,
+                applied_at.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds"),
+                scan.accepted,
+                added,
+                removed,
+            ),
+        )
+    conn.execute("DROP TABLE IF EXISTS temp.dnc_stage")
+    conn.execute("DROP TABLE IF EXISTS temp.dnc_codes")
+    return applied, added, removed, applied_at
 
 
 def _postgres_dnc(
     conn: psycopg.Connection[Any],
-    handle: IO[bytes],
+    batches: Iterator[tuple[list[bytes], int]],
     scan: DncScan,
     *,
+    size: int,
+    settle: Callable[[], _Applied],
     list_name: str,
-    remove: bool,
-    batch_size: int,
+    file_name: str,
     progress: Progress,
-) -> int:
-    """COPYs each batch into a temporary table, then one INSERT … SELECT … ON CONFLICT DO
-    NOTHING (or DELETE … USING) per batch; returns how many rows were added (or removed)."""
+) -> tuple[_Applied, int, int, datetime]:
+    """COPYs the file's numbers into a temporary table, batch after batch, then applies them
+    to the list and records the import in one transaction: a full list's removals (P181), or
+    each number's last mark in a change list (P182)."""
+    conn.execute("DROP TABLE IF EXISTS pg_temp.dnc_stage")
     conn.execute(
-        "CREATE TEMPORARY TABLE IF NOT EXISTS dnc_import (number bigint NOT NULL) "
-        "ON COMMIT DELETE ROWS"
+        "CREATE TEMPORARY TABLE dnc_stage "
+        "(seq bigint GENERATED ALWAYS AS IDENTITY, signed bigint NOT NULL)"
     )
-    if remove:
-        write = (
-            "DELETE FROM dnc_numbers AS d USING dnc_import AS i "
-            "WHERE d.list_name = %s AND d.number = i.number"
-        )
-    else:
-        write = (
-            "INSERT INTO dnc_numbers (number, list_name) "
-            "SELECT number, %s FROM dnc_import ORDER BY number ON CONFLICT DO NOTHING"
-        )
-    size = max(1, os.fstat(handle.fileno()).st_size)
-    changed = 0
-    with prefetching(_dnc_batches(handle, scan, batch_size)) as batches:
-        for digits, position in batches:
-            with conn.transaction(), conn.cursor() as cursor:
-                with cursor.copy("COPY dnc_import (number) FROM STDIN") as copy:
-                    copy.write(b"\n".join(digits) + b"\n")
-                cursor.execute(write, (list_name,))
-                changed += cursor.rowcount
+    with prefetching(batches) as prefetched:
+        for digits, position in prefetched:
+            with conn.cursor() as cursor, cursor.copy("COPY dnc_stage (signed) FROM STDIN") as copy:
+                copy.write(b"\n".join(digits) + b"\n")
             progress("reading", position, size)
+    applied = settle()
+    progress("writing", 0, scan.accepted)
+    with conn.transaction(), conn.cursor() as cursor:
+        if applied.kind == "full":
+            cursor.execute("CREATE INDEX ON dnc_stage (signed)")
+            cursor.execute("ANALYZE dnc_stage")
+            cursor.execute(
+                "CREATE TEMPORARY TABLE dnc_codes ON COMMIT DROP AS "
+                f"SELECT DISTINCT signed / {AREA_DIVISOR} AS code FROM dnc_stage"
+            )
+            cursor.execute(
+                "DELETE FROM dnc_numbers AS d USING dnc_codes AS c WHERE d.list_name = %s "
+                f"AND d.number >= c.code * {AREA_DIVISOR} "
+                f"AND d.number < (c.code + 1) * {AREA_DIVISOR} "
+                "AND NOT EXISTS (SELECT 1 FROM dnc_stage AS s WHERE s.signed = d.number)",
+                (list_name,),
+            )
+            removed = cursor.rowcount
+            cursor.execute(
+                "INSERT INTO dnc_numbers (number, list_name) SELECT signed, %s FROM dnc_stage "
+                "ORDER BY signed ON CONFLICT DO NOTHING",
+                (list_name,),
+            )
+            added = cursor.rowcount
+        else:
+            # A number's last mark in the file counts (P182).
+            cursor.execute(
+                "CREATE TEMPORARY TABLE dnc_final ON COMMIT DROP AS "
+                "SELECT DISTINCT ON (abs(signed)) abs(signed) AS number, signed > 0 AS adds "
+                "FROM dnc_stage ORDER BY abs(signed), seq DESC"
+            )
+            cursor.execute(
+                "DELETE FROM dnc_numbers AS d USING dnc_final AS f "
+                "WHERE d.list_name = %s AND d.number = f.number AND NOT f.adds",
+                (list_name,),
+            )
+            removed = cursor.rowcount
+            cursor.execute(
+                "INSERT INTO dnc_numbers (number, list_name) SELECT number, %s FROM dnc_final "
+                "WHERE adds ORDER BY number ON CONFLICT DO NOTHING",
+                (list_name,),
+            )
+            added = cursor.rowcount
+        applied_at = utcnow()
+        cursor.execute(
+            f"INSERT INTO dnc_imports ({_RECORD_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                list_name,
+                applied.kind,
+                file_name,
+                applied.file_date,
+                applied.file_date_source,
+                applied_at,
+                scan.accepted,
+                added,
+                removed,
+            ),
+        )
+        cursor.execute("DROP TABLE dnc_stage")
+    progress("writing", scan.accepted, scan.accepted)
     analyze(conn, "dnc_numbers")
-    return changed
+    return applied, added, removed, applied_at
+
+
+def _settle(
+    path: Path,
+    source: DncSource,
+    scan: DncScan,
+    xml: XmlDnc | None,
+    *,
+    full: bool,
+    remove: bool,
+    file_date: date | None,
+) -> _Applied:
+    """The import's kind and the file's date, once the file is read; refuses a file that
+    contradicts the options (P181, P184)."""
+    declared = xml.kind if xml is not None else None
+    if full and declared == "changes":
+        raise FileFormatError("--full was given, but the file says it is a change list")
+    if remove and declared == "full":
+        raise FileFormatError("--remove was given, but the file says it is a full list")
+    kind = "full" if full or declared == "full" else "changes"
+    if kind == "full" and scan.deletions:
+        raise FileFormatError(
+            f"a full list deletes nothing, but this file marks {scan.deletions} numbers for "
+            "deletion: import it as a change list (without --full); nothing was imported"
+        )
+    if xml is not None and xml.file_date is not None:
+        return _Applied(kind, xml.file_date, "file")
+    if file_date is not None:
+        return _Applied(kind, file_date, "option")
+    if source.archive_date is not None:
+        return _Applied(kind, source.archive_date, "archive")
+    modified = datetime.fromtimestamp(path.stat().st_mtime, UTC).date()
+    return _Applied(kind, modified, "modified")
 
 
 def import_dnc(
@@ -220,50 +388,72 @@ def import_dnc(
     *,
     list_name: str,
     remove: bool = False,
+    full: bool = False,
+    file_date: date | None = None,
     progress: Progress = no_progress,
     batch_size: int = DNC_BATCH,
     range_size: int = DNC_RANGE,
 ) -> DncReport:
-    """Adds the numbers of a do-not-call file to the list ``list_name`` (or, with ``remove``,
-    takes them off it). Re-importing a file changes nothing and counts its numbers as already
-    listed."""
+    """Applies a do-not-call file to the list ``list_name`` and records the import.
+
+    A change list (the default) adds its numbers, takes off those it marks for deletion (or,
+    with ``remove``, all of its numbers); a full list (``full``, or an XML file that says so)
+    replaces the list's numbers in the area codes it covers. The file may be flat text or XML,
+    plain, gzip or zip. Re-importing a file changes nothing and counts its numbers as already
+    listed. Nothing is written before the whole file was read."""
     if not list_name or len(list_name) > MAX_LIST_NAME:
         raise ValueError(f"a list name has 1 to {MAX_LIST_NAME} characters")
+    if full and remove:
+        raise ValueError("a full list replaces the list: it cannot be a removal")
     started = time.perf_counter()
-    scan = DncScan()
-    with connect(url) as conn, path.open("rb") as handle:
+    scan = DncScan(remove=remove)
+    with connect(url) as conn, open_dnc(path) as source:
+        xml = XmlDnc(scan) if source.format == "xml" else None
+        batches = _dnc_batches(source, scan, xml, batch_size)
+
+        def settle() -> _Applied:
+            return _settle(path, source, scan, xml, full=full, remove=remove, file_date=file_date)
+
         if conn.sqlite is not None:
-            changed = _sqlite_dnc(
+            applied, added, removed, applied_at = _sqlite_dnc(
                 conn.sqlite,
-                handle,
+                batches,
                 scan,
+                size=source.size,
+                settle=settle,
                 list_name=list_name,
-                remove=remove,
-                batch_size=batch_size,
+                file_name=path.name[:500],
                 range_size=range_size,
                 progress=progress,
             )
         else:
             assert conn.postgres is not None
-            changed = _postgres_dnc(
+            applied, added, removed, applied_at = _postgres_dnc(
                 conn.postgres,
-                handle,
+                batches,
                 scan,
+                size=source.size,
+                settle=settle,
                 list_name=list_name,
-                remove=remove,
-                batch_size=batch_size,
+                file_name=path.name[:500],
                 progress=progress,
             )
-    unchanged = scan.accepted - changed
+    additions = scan.accepted - scan.deletions
     return DncReport(
         counts=scan,
         list_name=list_name,
         remove=remove,
-        imported=0 if remove else changed,
-        already_listed=0 if remove else unchanged,
-        removed=changed if remove else 0,
-        not_listed=unchanged if remove else 0,
+        imported=added,
+        already_listed=additions - added,
+        removed=removed,
+        not_listed=scan.deletions - removed if applied.kind == "changes" else 0,
         seconds=time.perf_counter() - started,
+        kind=applied.kind,
+        format=source.format,
+        compression=source.compression,
+        file_date=applied.file_date,
+        file_date_source=applied.file_date_source,
+        applied_at=applied_at,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import NamedTuple, TypeVar
 
 from sqlalchemy import Select, delete, func, select
@@ -14,7 +14,14 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.models import (
+    CallOutcome,
+    CompanyLine,
+    ContactNumber,
+    DncImport,
+    DncNumber,
+    NumberBlock,
+)
 
 # Bound parameters per IN list: well under SQLite's and PostgreSQL's limits, and small enough
 # for the planner to treat as an index lookup per value.
@@ -62,6 +69,28 @@ async def dnc_lists(session: AsyncSession, numbers: Collection[int]) -> dict[int
         for number, name in rows:
             found[number].append(name)
     return found
+
+
+class ListFreshness(NamedTuple):
+    """A do-not-call list's newest import: the date of the file and when it was applied."""
+
+    file_date: date
+    applied_at: datetime
+
+
+async def dnc_list_freshness(session: AsyncSession) -> dict[str, ListFreshness]:
+    """Per list name, its newest import (the last applied) and that file's date (P186)."""
+    newest = (
+        select(DncImport.list_name, func.max(DncImport.id).label("id"))
+        .group_by(DncImport.list_name)
+        .subquery()
+    )
+    rows = await session.execute(
+        select(DncImport.list_name, DncImport.file_date, DncImport.applied_at).join(
+            newest, DncImport.id == newest.c.id
+        )
+    )
+    return {name: ListFreshness(file_date, applied_at) for name, file_date, applied_at in rows}
 
 
 async def company_lines(session: AsyncSession, numbers: Collection[str]) -> dict[str, str | None]:
