@@ -18,7 +18,7 @@ import pytest
 
 from dialscore.kit.db import Database
 from dialscore.kit.linefiles import FileFormatError
-from dialscore.scoring import loaders
+from dialscore.scoring import dncload
 from dialscore.scoring.repository import dnc_list_freshness
 from tests.test_imports import Cli, cli, listed, rows_of  # noqa: F401 (the cli fixture)
 
@@ -100,7 +100,7 @@ def test_each_format_and_compression(
     numbers = registry(1, 300)
     text = flat_full(numbers) if fmt == "flat" else xml_full(numbers)
     path = write(tmp_path / "full", text, compression)
-    report = loaders.import_dnc(database_url, path, list_name="national", full=True)
+    report = dncload.import_dnc(database_url, path, list_name="national", full=True)
     assert (report.format, report.compression, report.kind) == (fmt, compression, "full")
     assert (report.counts.accepted, report.counts.invalid, report.imported) == (300, 0, 300)
     assert listed(database_url, "national") == numbers
@@ -112,7 +112,7 @@ def test_each_format_and_compression(
         else xml_changes({12015550100}, sorted(numbers)[:10]),
         compression,
     )
-    applied = loaders.import_dnc(database_url, changes, list_name="national", batch_size=4)
+    applied = dncload.import_dnc(database_url, changes, list_name="national", batch_size=4)
     assert (applied.kind, applied.imported, applied.removed) == ("changes", 1, 10)
     assert applied.counts.deletions == 10 and applied.counts.invalid == 0
     assert listed(database_url, "national") == (numbers - set(sorted(numbers)[:10])) | {12015550100}
@@ -132,16 +132,16 @@ def test_a_change_list_over_a_full_list_gives_the_next_full_list(
     back = sorted(november & december)[0]
     outside = 19075550123  # area code 907: in neither file
     for name in ("by_changes", "by_full"):
-        loaders.import_dnc(database_url, write(tmp_path / "seed", f"{outside}\n", "none"),
+        dncload.import_dnc(database_url, write(tmp_path / "seed", f"{outside}\n", "none"),
                            list_name=name)  # fmt: skip
-    loaders.import_dnc(database_url, write(tmp_path / "other", flat_full(november), "none"),
+    dncload.import_dnc(database_url, write(tmp_path / "other", flat_full(november), "none"),
                        list_name="internal")  # fmt: skip
 
     def full(numbers: set[int], name: str) -> Path:
         return write(tmp_path / name, flat_full(numbers) if fmt == "flat" else xml_full(numbers),
                      "gzip")  # fmt: skip
 
-    loaders.import_dnc(database_url, full(november, "nov"), list_name="by_changes", full=True,
+    dncload.import_dnc(database_url, full(november, "nov"), list_name="by_changes", full=True,
                        batch_size=97, range_size=113)  # fmt: skip
     if fmt == "flat":
         text = flat_changes(added, deleted)
@@ -152,7 +152,7 @@ def test_a_change_list_over_a_full_list_gives_the_next_full_list(
             f"<Changes>{_xml_record(back, 'D')}{_xml_record(back, 'A')}</Changes>"
             "</ns:DNCChangeList>",
         )
-    changes = loaders.import_dnc(
+    changes = dncload.import_dnc(
         database_url, write(tmp_path / "dec-changes", text, "zip"), list_name="by_changes",
         batch_size=50, range_size=64,
     )  # fmt: skip
@@ -163,8 +163,8 @@ def test_a_change_list_over_a_full_list_gives_the_next_full_list(
     )
 
     # The December full list over an older state: its numbers, and no others in its area codes.
-    loaders.import_dnc(database_url, full(registry(9, 500), "old"), list_name="by_full", full=True)
-    by_full = loaders.import_dnc(database_url, full(december, "dec"), list_name="by_full",
+    dncload.import_dnc(database_url, full(registry(9, 500), "old"), list_name="by_full", full=True)
+    by_full = dncload.import_dnc(database_url, full(december, "dec"), list_name="by_full",
                                  full=True, range_size=211)  # fmt: skip
     assert by_full.kind == "full" and by_full.imported == len(december - registry(9, 500))
 
@@ -182,15 +182,15 @@ def test_imports_are_recorded_with_the_file_date(database_url: str, tmp_path: Pa
     stamp = datetime(2026, 9, 1, 12, tzinfo=UTC).timestamp()
     os.utime(plain, (stamp, stamp))
 
-    stated = loaders.import_dnc(database_url, xml, list_name="national", file_date=date(2026, 1, 1))
+    stated = dncload.import_dnc(database_url, xml, list_name="national", file_date=date(2026, 1, 1))
     assert (stated.file_date, stated.file_date_source) == (date(2026, 10, 15), "file")
-    option = loaders.import_dnc(
+    option = dncload.import_dnc(
         database_url, flat, list_name="national", file_date=date(2026, 11, 2)
     )
     assert (option.file_date, option.file_date_source) == (date(2026, 11, 2), "option")
-    archive = loaders.import_dnc(database_url, zipped, list_name="state_ca")
+    archive = dncload.import_dnc(database_url, zipped, list_name="state_ca")
     assert (archive.file_date, archive.file_date_source) == (date(2026, 11, 3), "archive")
-    modified = loaders.import_dnc(database_url, plain, list_name="internal")
+    modified = dncload.import_dnc(database_url, plain, list_name="internal")
     assert (modified.file_date, modified.file_date_source) == (date(2026, 9, 1), "modified")
 
     rows = rows_of(
@@ -229,7 +229,7 @@ def test_malformed_lines_and_records_are_counted_and_quoted(
 ) -> None:
     text = "areacode,number,action\n201,5550100,A\n201,55501,D\n201,5550101,A,D\n"
     flat = write(tmp_path / "changes.txt", text, "gzip")
-    report = loaders.import_dnc(database_url, flat, list_name="national")
+    report = dncload.import_dnc(database_url, flat, list_name="national")
     assert (report.counts.accepted, report.counts.invalid, report.imported) == (1, 2, 1)
     assert [(r.line, r.text) for r in report.counts.rejections] == [
         (3, "201,55501,D"),
@@ -245,7 +245,7 @@ def test_malformed_lines_and_records_are_counted_and_quoted(
         + "</DNCList>\n",
         "none",
     )
-    report = loaders.import_dnc(database_url, xml, list_name="xml")
+    report = dncload.import_dnc(database_url, xml, list_name="xml")
     assert (report.counts.lines, report.counts.accepted, report.counts.invalid) == (103, 101, 2)
     assert [(r.line, r.text) for r in report.counts.rejections] == [
         (3, "20,5550103"),
@@ -269,11 +269,11 @@ def test_malformed_lines_and_records_are_counted_and_quoted(
 def test_broken_and_hostile_xml_is_refused_whole(
     database_url: str, tmp_path: Path, text: str, message: str
 ) -> None:
-    loaders.import_dnc(database_url, write(tmp_path / "old", "2015550199\n", "none"),
+    dncload.import_dnc(database_url, write(tmp_path / "old", "2015550199\n", "none"),
                        list_name="national")  # fmt: skip
     before = rows_of(database_url, "SELECT COUNT(*) FROM dnc_imports")
     with pytest.raises(FileFormatError, match=message):
-        loaders.import_dnc(database_url, write(tmp_path / "x", text, "gzip"),
+        dncload.import_dnc(database_url, write(tmp_path / "x", text, "gzip"),
                            list_name="national", full=True)  # fmt: skip
     assert listed(database_url, "national") == {12015550199}
     assert rows_of(database_url, "SELECT COUNT(*) FROM dnc_imports") == before
@@ -282,22 +282,22 @@ def test_broken_and_hostile_xml_is_refused_whole(
 def test_files_that_contradict_the_options_are_refused(database_url: str, tmp_path: Path) -> None:
     changes = write(tmp_path / "changes.txt", flat_changes({12015550100}, {12015550101}), "none")
     with pytest.raises(FileFormatError, match="full list deletes nothing"):
-        loaders.import_dnc(database_url, changes, list_name="national", full=True)
+        dncload.import_dnc(database_url, changes, list_name="national", full=True)
     with pytest.raises(FileFormatError, match="--remove is for plain files"):
-        loaders.import_dnc(database_url, changes, list_name="national", remove=True)
+        dncload.import_dnc(database_url, changes, list_name="national", remove=True)
     said = write(tmp_path / "said.xml", xml_changes({12015550100}, set()), "none")
     with pytest.raises(FileFormatError, match="says it is a change list"):
-        loaders.import_dnc(database_url, said, list_name="national", full=True)
+        dncload.import_dnc(database_url, said, list_name="national", full=True)
     truncated = tmp_path / "cut.gz"
     truncated.write_bytes(gzip.compress(flat_full(registry(6, 5000)).encode())[:-200])
     with pytest.raises(FileFormatError, match="cannot decompress"):
-        loaders.import_dnc(database_url, truncated, list_name="national", full=True)
+        dncload.import_dnc(database_url, truncated, list_name="national", full=True)
     two = tmp_path / "two.zip"
     with zipfile.ZipFile(two, "w") as archive:
         archive.writestr("a.txt", "2015550100\n")
         archive.writestr("b.txt", "2015550101\n")
     with pytest.raises(FileFormatError, match="exactly one file"):
-        loaders.import_dnc(database_url, two, list_name="national")
+        dncload.import_dnc(database_url, two, list_name="national")
     assert listed(database_url, "national") == set()
     assert rows_of(database_url, "SELECT COUNT(*) FROM dnc_imports") == [(0,)]
 

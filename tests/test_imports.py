@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sqlalchemy.engine import make_url
 
 from dialscore.kit.linefiles import MAX_EXAMPLES, FileFormatError
-from dialscore.scoring import loaders
+from dialscore.scoring import dncload, loaders
 from dialscore.scoring.imports import (
     CompanyLineRow,
     CsvCounts,
@@ -395,7 +395,7 @@ def test_dnc_loader_in_small_batches_ranges_and_read_chunks(
 ) -> None:
     """Batches of 3 numbers and ranges of 4, with repeats falling on range boundaries; read in
     chunks shorter than a line, too: the same rows and counts as in one piece."""
-    monkeypatch.setattr(loaders, "READ_CHUNK", chunk)
+    monkeypatch.setattr(dncload, "READ_CHUNK", chunk)
     numbers = [14155550000 + i for i in (5, 1, 9, 1, 1, 3, 7, 2, 2, 8, 4, 6, 9, 10, 11)]
     path = tmp_path / "dnc.txt"
     path.write_text("number\n" + "\n".join(f"+{n}" for n in numbers) + "\nbad\n4155550001")
@@ -407,7 +407,7 @@ def test_dnc_loader_in_small_batches_ranges_and_read_chunks(
         if phase == "reading":
             assert 0 < done <= total == path.stat().st_size
 
-    report = loaders.import_dnc(
+    report = dncload.import_dnc(
         database_url, path, list_name="small", batch_size=3, range_size=4, progress=progress
     )
     assert listed(database_url, "small") == set(numbers)
@@ -420,7 +420,7 @@ def test_dnc_loader_in_small_batches_ranges_and_read_chunks(
 
     removal = tmp_path / "removal.txt"
     removal.write_text("+14155550001\n4155550002\n4155550002\n4155550099\n")
-    removed = loaders.import_dnc(
+    removed = dncload.import_dnc(
         database_url, removal, list_name="small", remove=True, batch_size=1, range_size=1
     )
     assert (removed.removed, removed.not_listed, removed.imported) == (2, 2, 0)
@@ -430,14 +430,14 @@ def test_dnc_loader_in_small_batches_ranges_and_read_chunks(
 def test_dnc_loader_keeps_memory_bounded_on_a_line_without_end(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(loaders, "READ_CHUNK", 64)
-    monkeypatch.setattr(loaders, "MAX_LINE", 256)
+    monkeypatch.setattr(dncload, "READ_CHUNK", 64)
+    monkeypatch.setattr(dncload, "MAX_LINE", 256)
     path = tmp_path / "dnc.txt"
     path.write_bytes(b"4155552671\n" + b"\x00\xff" * 5_000 + b"7\n2125550100")
     with path.open("rb") as handle:
-        blocks = list(loaders._read_blocks(handle))
+        blocks = list(dncload._read_blocks(handle))
     assert max(len(block) for block in blocks) < 256 + 2 * 64
-    report = loaders.import_dnc(database_url, path, list_name="long")
+    report = dncload.import_dnc(database_url, path, list_name="long")
     assert (report.counts.lines, report.counts.invalid, report.imported) == (3, 1, 2)
     assert listed(database_url, "long") == {14155552671, 12125550100}
 
@@ -447,7 +447,7 @@ def test_dnc_loader_refuses_a_list_name_out_of_bounds(database_url: str, tmp_pat
     path.write_text("4155552671\n")
     for name in ("", "x" * 65):
         with pytest.raises(ValueError, match="list name"):
-            loaders.import_dnc(database_url, path, list_name=name)
+            dncload.import_dnc(database_url, path, list_name=name)
     assert listed(database_url, "") == set()
 
 

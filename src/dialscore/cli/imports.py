@@ -146,11 +146,11 @@ def dnc(
     or zip. Each import is recorded with the file's date."""
     from datetime import date
 
-    from dialscore.scoring import loaders
+    from dialscore.scoring import dncload
 
     name = list_name.strip()
-    if not name or len(name) > loaders.MAX_LIST_NAME:
-        fail(f"--list needs a name of 1 to {loaders.MAX_LIST_NAME} characters")
+    if not name or len(name) > dncload.MAX_LIST_NAME:
+        fail(f"--list needs a name of 1 to {dncload.MAX_LIST_NAME} characters")
     if full and remove:
         fail("--full and --remove exclude each other: a full list replaces the list")
     stated: date | None = None
@@ -162,7 +162,7 @@ def dnc(
     report = _run(
         file,
         "do-not-call",
-        lambda url, progress: loaders.import_dnc(
+        lambda url, progress: dncload.import_dnc(
             url,
             file,
             list_name=name,
