@@ -192,3 +192,29 @@ def test_present_is_json_ready(rules: Rules) -> None:
         "nextCallableAt",
         "bestCallHours",
     }
+
+
+def test_numbers_of_one_block_in_different_states_keep_their_own_rules() -> None:
+    # One NPA NXX block, one place: the contact's state still decides which rules apply.
+    rules = load_rules()
+    now = at("2026-11-28T01:30")  # 20:30 in New York: inside the federal window, not Florida's
+    in_new_york = assess("+12125550123", now=now, rules=rules, state_province="NY")
+    in_florida = assess("+12125550199", now=now, rules=rules, state_province="FL")
+    again = assess("+12125550123", now=now, rules=rules, state_province="NY")
+    assert in_new_york.callable_now is True and again.callable_now is True
+    assert in_florida.callable_now is False
+    assert in_florida.jurisdictions == ("US-FL", "US")
+    assert in_new_york.jurisdictions == ("US",)
+
+
+def test_a_remembered_window_is_the_local_days_across_midnight() -> None:
+    rules = load_rules()
+    # Friday 23:30 in New York, then Saturday 00:30: each local date has its own window.
+    before = assess(NEW_YORK, now=at("2026-11-28T04:30"), rules=rules)
+    after = assess(NEW_YORK, now=at("2026-11-28T05:30"), rules=rules)
+    assert before.callable_now is False and after.callable_now is False
+    assert present(before)["nextCallableAt"] == "2026-11-28T13:00:00Z"
+    assert present(after)["nextCallableAt"] == "2026-11-28T13:00:00Z"
+    # And the day before, asked after the later one, is still its own.
+    earlier = assess(NEW_YORK, now=at("2026-11-27T15:00"), rules=rules)
+    assert earlier.callable_now is True

@@ -93,7 +93,7 @@ class BestHours:
     based_on_calls: int
 
 
-def _legal_hours(window: CallWindow | None) -> tuple[int, int] | None:
+def legal_hours(window: CallWindow | None) -> tuple[int, int] | None:
     """The whole hours inside a day's window: (first hour, hour after the last)."""
     if window is None:
         return (0, 24)
@@ -109,7 +109,7 @@ def prior_best_hours(line_type: str | None, legal: LegalWindow) -> tuple[BestHou
     found: dict[tuple[int, int, float], list[int]] = {}
     for part in prior_for(line_type).ranges:
         for day in part.days:
-            hours = _legal_hours(legal(day))
+            hours = legal_hours(legal(day))
             if hours is None:
                 continue
             start, end = max(part.start_hour, hours[0]), min(part.end_hour, hours[1])
@@ -138,7 +138,7 @@ def learned_best_hours(
     prior = prior_for(line_type)
     cells: list[tuple[float, int, int, int]] = []
     for day in range(7):
-        hours = _legal_hours(legal(day))
+        hours = legal_hours(legal(day))
         if hours is None:
             continue
         for hour in range(*hours):

@@ -76,12 +76,23 @@ class NumberPlace:
     zones: tuple[str, ...]
 
 
+def _read(e164: str) -> phonenumbers.PhoneNumber | None:
+    """The number in E.164 as libphonenumber's object. A NANP number (+1 and ten digits, the
+    area code not starting with 0 or 1) is built from its digits: what parsing would give,
+    without the parsing."""
+    if len(e164) == 12 and e164.startswith("+1") and e164[2:].isdigit() and e164[2] not in "01":
+        return phonenumbers.PhoneNumber(country_code=1, national_number=int(e164[2:]))
+    try:
+        return phonenumbers.parse(e164, None)
+    except phonenumbers.NumberParseException:
+        return None
+
+
 def _place(e164: str) -> tuple[NumberPlace, bool]:
     """Where a number is, and whether it is valid (what the answer for an invalid number says
     is not true of its neighbours)."""
-    try:
-        parsed = phonenumbers.parse(e164, None)
-    except phonenumbers.NumberParseException:
+    parsed = _read(e164)
+    if parsed is None:
         return NumberPlace(None, None, ()), False
     # Most numbers are US ones: one region's check, not a search of the 25 regions of +1.
     region: str | None
@@ -90,12 +101,25 @@ def _place(e164: str) -> tuple[NumberPlace, bool]:
     else:
         valid = bool(phonenumbers.is_valid_number(parsed))
         region = phonenumbers.region_code_for_number(parsed)
-    zones = tuple(z for z in number_zones.time_zones_for_number(parsed) if z != UNKNOWN_ZONE)
+    # A valid number's type, asked once: libphonenumber's time zone and geocoding functions
+    # would each ask it again before the lookups below, which are what they do for a number
+    # of a geographic type; for the others (and invalid ones) they are called as they are.
+    geographic = valid and phonenumbers.is_number_type_geographical(
+        phonenumbers.number_type(parsed), parsed.country_code or 0
+    )
+    if geographic:
+        found = number_zones.time_zones_for_geographical_number(parsed)
+    else:
+        found = number_zones.time_zones_for_number(parsed)
+    zones = tuple(z for z in found if z != UNKNOWN_ZONE)
     if region in US_TERRITORIES:
         return NumberPlace("US", region, zones), valid
     if region != "US":
         return NumberPlace(region, None, zones), valid
-    description = geocoder.description_for_number(parsed, "en")
+    if geographic:
+        description = geocoder.description_for_valid_number(parsed, "en")
+    else:
+        description = geocoder.description_for_number(parsed, "en")
     # "New York, NY" or "Florida"; "" or "United States" for a non-geographic code.
     area_state = state_code(description.rsplit(", ", 1)[-1]) or state_code(description)
     return NumberPlace("US", area_state, zones), valid

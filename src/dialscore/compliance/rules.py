@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, time
 from functools import lru_cache
 from importlib import resources
@@ -116,6 +116,12 @@ class Rules:
 
     version: str
     jurisdictions: Mapping[str, Jurisdiction]
+    # What verdicts worked out under these rules and nothing else (where a place's
+    # jurisdictions and zone are, a day's window in a zone, best hours), kept for the next
+    # number by dialscore.compliance.verdict (P172). Other rules start with their own.
+    memo: dict[tuple[object, ...], object] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def applying(self, country: str | None, states: Sequence[str]) -> tuple[Applied, ...]:
         """The jurisdictions that apply to a number in ``country`` and ``states``, most
@@ -261,12 +267,20 @@ def packaged_rules() -> RulesDocument:
     return parse_rules(text, f"file {PACKAGED} (packaged)")
 
 
+@lru_cache(maxsize=1)
+def packaged_in_force() -> Rules:
+    """The packaged rules alone, one ``Rules`` for the process: what its memo keeps serves
+    every job (P172)."""
+    packaged = packaged_rules()
+    return Rules(packaged.version, dict(packaged.jurisdictions))
+
+
 def load_rules(path: str | Path | None = None) -> Rules:
     """The rules in force: the packaged ones, extended or replaced (``mode = "replace"``) by
     the operator's file at ``path`` (DIALSCORE_COMPLIANCE_RULES) when given."""
-    packaged = packaged_rules()
     if path is None:
-        return Rules(packaged.version, dict(packaged.jurisdictions))
+        return packaged_in_force()
+    packaged = packaged_rules()
     file = Path(path)
     try:
         text = file.read_text("utf-8")
