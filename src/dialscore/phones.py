@@ -21,6 +21,12 @@ from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
+# The reference port's time zone and geocoding data, for number_area (the fast port has
+# none of its own).
+import phonenumbers as _reference
+from phonenumbers import geocoder as _geocoder
+from phonenumbers import timezone as _number_zones
+
 LIBRARY_ENV: Final = "DIALSCORE_PHONE_LIBRARY"
 REFERENCE: Final = "phonenumbers"
 FAST: Final = "rphonenumbers"
@@ -234,3 +240,104 @@ def region_for(country_code: int, country: str | None) -> str | None:
     if country in APAC:
         return "APAC"
     return None
+
+
+# -- where a number is (dialscore.compliance, P172) -------------------------------------------
+# libphonenumber's time zone and geocoding data are read with the reference port whichever
+# port is in use: the fast port has none of its own (its modules of those names are the
+# reference's, slower on its objects). Validity and line type, the costly part, are asked of
+# the port in use.
+
+# libphonenumber's name for a zone it does not know.
+UNKNOWN_ZONE: Final = "Etc/Unknown"
+
+
+def _nanp_digits(e164: str) -> int | None:
+    """A NANP number's ten digits (+1, the area code not starting with 0 or 1), else None."""
+    if len(e164) == 12 and e164.startswith("+1") and e164[2:].isdigit() and e164[2] not in "01":
+        return int(e164[2:])
+    return None
+
+
+def region_and_type(e164: str) -> tuple[str, LineType] | None:
+    """The region code (ISO 3166 alpha-2, or ``REGION_CODE_FOR_NON_GEO_ENTITY`` for a
+    non-geographic number) and line type of a number given in E.164, from the port in use;
+    None when it is not a valid number. A NANP number is built from its digits, what parsing
+    would give, without the parsing; its validity is asked of the default country first."""
+    digits = _nanp_digits(e164)
+    if digits is not None:
+        parsed = numbering.PhoneNumber(country_code=1, national_number=digits)
+    else:
+        try:
+            parsed = numbering.parse(e164, None)
+        except numbering.NumberParseException:
+            return None
+    if numbering.is_valid_number_for_region(parsed, DEFAULT_COUNTRY):
+        region: str | None = DEFAULT_COUNTRY
+    elif numbering.is_valid_number(parsed):
+        region = numbering.region_code_for_number(parsed)
+    else:
+        return None
+    line_type = _LINE_TYPES.get(numbering.number_type(parsed))
+    if region is None or line_type is None:
+        return None
+    return region, line_type
+
+
+@dataclass(frozen=True, slots=True)
+class NumberArea:
+    """Where the numbering plan puts a number: libphonenumber's region, time zone and
+    geocoding data."""
+
+    valid: bool
+    # ISO 3166 alpha-2, REGION_CODE_FOR_NON_GEO_ENTITY, or None when no region fits.
+    region: str | None
+    # The IANA zones of the number's block (NPA NXX for NANP, else its country's), without
+    # UNKNOWN_ZONE.
+    zones: tuple[str, ...]
+    # For a valid geographic number of the US, the geocoding data's English name of its area
+    # ("New York, NY", "Florida"); "" when it has none, and for every other number.
+    us_area: str
+
+
+def number_area(e164: str) -> NumberArea | None:
+    """Where the numbering plan puts a number given in E.164; None when it is not a number.
+    A valid number's type is asked once (of the port in use): libphonenumber's time zone and
+    geocoding functions would each ask it again before the lookups made here, which are
+    what they make for a number of a geographic type; for the others (and invalid numbers)
+    they are called as they are."""
+    digits = _nanp_digits(e164)
+    if digits is not None:
+        parsed = _reference.PhoneNumber(country_code=1, national_number=digits)
+    else:
+        try:
+            parsed = _reference.parse(e164, None)
+        except _reference.NumberParseException:
+            return None
+    kind = region_and_type(e164)
+    region: str | None
+    if kind is None:
+        valid, region, geographic = False, _reference.region_code_for_number(parsed), False
+    else:
+        valid, (region, line_type) = True, kind
+        geographic = _reference.is_number_type_geographical(
+            getattr(_reference.PhoneNumberType, line_type.name), parsed.country_code or 0
+        )
+    if geographic:
+        found = _number_zones.time_zones_for_geographical_number(parsed)
+    else:
+        found = _number_zones.time_zones_for_number(parsed)
+    zones = tuple(zone for zone in found if zone != UNKNOWN_ZONE)
+    us_area = _us_area(parsed) if geographic and region == DEFAULT_COUNTRY else ""
+    return NumberArea(valid, region, zones, us_area)
+
+
+def _us_area(parsed: _reference.PhoneNumber) -> str:
+    """The geocoding data's name for a valid geographic number of the US ("" when it has
+    none: the geocoder then names the country)."""
+    found: str = _geocoder.description_for_valid_number(parsed, "en")
+    return "" if found == _US_NAME else found
+
+
+# What the geocoder says of a number of the US whose area it has no name for.
+_US_NAME: Final = "United States"

@@ -3,6 +3,7 @@
 
 from dialscore.compliance.best_hours import (
     BestHours,
+    CallTally,
     learned_best_hours,
     prior_best_hours,
     tally_calls,
@@ -12,6 +13,7 @@ from dialscore.compliance.verdict import Verdict, assess, present
 
 __all__ = [
     "BestHours",
+    "CallTally",
     "CallWindow",
     "Rules",
     "RulesError",

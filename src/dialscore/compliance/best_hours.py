@@ -3,7 +3,7 @@ client's reported calls once there are enough, both inside the legal window."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -168,14 +168,59 @@ def learned_best_hours(
     return tuple(found)
 
 
-def tally_calls(
-    calls: Iterable[tuple[datetime, bool]], zone: ZoneInfo
-) -> dict[tuple[int, int], tuple[int, int]]:
+class CallTally(Mapping[tuple[int, int], tuple[int, int]]):
+    """Call counts by (weekday, local hour) that cannot change once made: ``key``, a
+    frozenset of the counts' items, is made once here, so the verdicts of every number that
+    shares the counts find the best hours worked out for them without hashing the counts
+    again (P175)."""
+
+    __slots__ = ("_counts", "key")
+
+    def __init__(self, counts: Mapping[tuple[int, int], tuple[int, int]]) -> None:
+        self._counts = dict(counts)
+        self.key: frozenset[tuple[tuple[int, int], tuple[int, int]]] = frozenset(
+            self._counts.items()
+        )
+
+    def __getitem__(self, cell: tuple[int, int]) -> tuple[int, int]:
+        return self._counts[cell]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._counts)
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"CallTally({self._counts!r})"
+
+
+def counts_key(
+    counts: CallCounts | None,
+) -> frozenset[tuple[tuple[int, int], tuple[int, int]]]:
+    """What identifies counts in a cache key: their items as a set, made once for a
+    ``CallTally``. Equal counts give equal keys, whatever their mapping type or order (no
+    counts and empty counts are the same: neither has a call)."""
+    if counts is None:
+        return _NO_COUNTS
+    if isinstance(counts, CallTally):
+        return counts.key
+    return frozenset(counts.items())
+
+
+_NO_COUNTS: Final[frozenset[tuple[tuple[int, int], tuple[int, int]]]] = frozenset()
+
+
+def tally_calls(calls: Iterable[tuple[datetime, bool]], zone: ZoneInfo) -> CallTally:
     """Reported calls (UTC instant, connected or not) counted by the called number's local
-    weekday and hour."""
+    weekday and hour; the counts cannot change (a ``CallTally``), so verdicts given them
+    reuse the best hours worked out for them."""
     counts: dict[tuple[int, int], tuple[int, int]] = {}
     for at, connected in calls:
         local = at.astimezone(zone)
         calls_so_far, connects = counts.get((local.weekday(), local.hour), (0, 0))
         counts[(local.weekday(), local.hour)] = (calls_so_far + 1, connects + int(connected))
-    return counts
+    return CallTally(counts)

@@ -10,16 +10,11 @@ from importlib import resources
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-# The reference port, imported here until dialscore.phones (the one module meant to import a
-# port, D30) offers time zones and geocoding; then the fast port serves them too (P172).
-import phonenumbers
-from phonenumbers import geocoder
-from phonenumbers import timezone as number_zones
+from dialscore.phones import UNKNOWN_ZONE, number_area
 
 # US territories have country codes of their own in ISO 3166 and libphonenumber; the federal
 # rule covers them, so they are read as the US and the territory as its subdivision.
 US_TERRITORIES: Final = frozenset({"PR", "GU", "VI", "AS", "MP"})
-UNKNOWN_ZONE: Final = "Etc/Unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,53 +71,25 @@ class NumberPlace:
     zones: tuple[str, ...]
 
 
-def _read(e164: str) -> phonenumbers.PhoneNumber | None:
-    """The number in E.164 as libphonenumber's object. A NANP number (+1 and ten digits, the
-    area code not starting with 0 or 1) is built from its digits: what parsing would give,
-    without the parsing."""
-    if len(e164) == 12 and e164.startswith("+1") and e164[2:].isdigit() and e164[2] not in "01":
-        return phonenumbers.PhoneNumber(country_code=1, national_number=int(e164[2:]))
-    try:
-        return phonenumbers.parse(e164, None)
-    except phonenumbers.NumberParseException:
-        return None
-
-
 def _place(e164: str) -> tuple[NumberPlace, bool]:
     """Where a number is, and whether it is valid (what the answer for an invalid number says
     is not true of its neighbours)."""
-    parsed = _read(e164)
-    if parsed is None:
+    area = number_area(e164)
+    if area is None:
         return NumberPlace(None, None, ()), False
-    # Most numbers are US ones: one region's check, not a search of the 25 regions of +1.
-    region: str | None
-    if phonenumbers.is_valid_number_for_region(parsed, "US"):
-        valid, region = True, "US"
-    else:
-        valid = bool(phonenumbers.is_valid_number(parsed))
-        region = phonenumbers.region_code_for_number(parsed)
-    # A valid number's type, asked once: libphonenumber's time zone and geocoding functions
-    # would each ask it again before the lookups below, which are what they do for a number
-    # of a geographic type; for the others (and invalid ones) they are called as they are.
-    geographic = valid and phonenumbers.is_number_type_geographical(
-        phonenumbers.number_type(parsed), parsed.country_code or 0
-    )
-    if geographic:
-        found = number_zones.time_zones_for_geographical_number(parsed)
-    else:
-        found = number_zones.time_zones_for_number(parsed)
-    zones = tuple(z for z in found if z != UNKNOWN_ZONE)
-    if region in US_TERRITORIES:
-        return NumberPlace("US", region, zones), valid
-    if region != "US":
-        return NumberPlace(region, None, zones), valid
-    if geographic:
-        description = geocoder.description_for_valid_number(parsed, "en")
-    else:
-        description = geocoder.description_for_number(parsed, "en")
-    # "New York, NY" or "Florida"; "" or "United States" for a non-geographic code.
-    area_state = state_code(description.rsplit(", ", 1)[-1]) or state_code(description)
-    return NumberPlace("US", area_state, zones), valid
+    if area.region in US_TERRITORIES:
+        return NumberPlace("US", area.region, area.zones), area.valid
+    if area.region != "US":
+        return NumberPlace(area.region, None, area.zones), area.valid
+    return NumberPlace("US", _area_state(area.us_area), area.zones), area.valid
+
+
+# Keyed by the geocoding data's name, all the state is read from (a few thousand names).
+@lru_cache(maxsize=8192)
+def _area_state(description: str) -> str | None:
+    """The state in a name of the geocoding data: "New York, NY" or "Florida"; None for ""
+    (a non-geographic code such as +1 800, or none known)."""
+    return state_code(description.rsplit(", ", 1)[-1]) or state_code(description)
 
 
 # NANP time zone and geocoding data go no finer than +1 NPA NXX (7 digits): valid numbers

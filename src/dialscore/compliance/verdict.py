@@ -3,8 +3,8 @@ may be called now, when next, and the best hours; and its JSON-ready form."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Final
@@ -14,6 +14,7 @@ from dialscore.compliance.best_hours import (
     DAY_NAMES,
     BestHours,
     CallCounts,
+    counts_key,
     learned_best_hours,
     legal_hours,
 )
@@ -39,6 +40,10 @@ DAY: Final = timedelta(days=1)
 HORIZON_DAYS: Final = 31
 # Entries a Rules' memo keeps before it is emptied: places, days and best hours (P172).
 MEMO_SIZE: Final = 65536
+# A window as ``present`` writes it: start, end, rule and source (read-only).
+WindowFields = Mapping[str, str]
+# Best hours as ``present`` writes them: the day names, then the other fields (read-only).
+HoursFields = tuple[tuple[str, ...], Mapping[str, object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,11 @@ class Verdict:
     # Why not callable now, or why not known, in words; None when callable.
     reason: str | None
     best_call_hours: tuple[BestHours, ...]
+    # ``call_window`` and ``best_call_hours`` as ``present`` writes them, made once beside
+    # them in the rules' memo and shared by every verdict that has them: read-only (typed
+    # so; ``present`` hands out copies). None: not made, ``present`` writes them itself.
+    window_fields: WindowFields | None = field(default=None, compare=False, repr=False)
+    hours_fields: tuple[HoursFields, ...] | None = field(default=None, compare=False, repr=False)
 
 
 def _window(applied: Sequence[Applied], day: date) -> CallWindow | None:
@@ -80,17 +90,39 @@ def _keep(rules: Rules, key: tuple[object, ...], value: object) -> None:
 @dataclass(frozen=True, slots=True)
 class _Where:
     """What a place and a contact's address settle under some rules: the jurisdictions that
-    apply (and their keys) and the number's one zone, if it has one."""
+    apply (and their keys), the number's one zone, if it has one, and the week's windows
+    (holidays aside) with their whole legal hours, which the best hours depend on."""
 
     applied: tuple[Applied, ...]
     keys: tuple[str, ...]
     zone_name: str | None
     zone: ZoneInfo | None
+    week: tuple[CallWindow | None, ...]
+    week_hours: tuple[tuple[int, int] | None, ...]
+
+
+def _week(
+    rules: Rules, applied: tuple[Applied, ...], keys: tuple[str, ...]
+) -> tuple[tuple[CallWindow | None, ...], tuple[tuple[int, int] | None, ...]]:
+    """Each weekday's window (holidays aside) under the ``applied`` jurisdictions, and its
+    whole legal hours."""
+    # Keyed by the jurisdictions' keys: under one rules object a key names one rule.
+    key = ("week", keys)
+    known = rules.memo.get(key)
+    if isinstance(known, tuple):
+        return known
+    windows = tuple(window_on(applied, day, lambda _calendar: False) for day in range(7))
+    week = (windows, tuple(legal_hours(window) for window in windows))
+    _keep(rules, key, week)
+    return week
 
 
 def _where(
     rules: Rules, place: NumberPlace, state_province: str | None, time_zone: str | None
 ) -> _Where:
+    # Keyed by all it is worked out from besides the rules (each rules object has its own
+    # memo): the place (country, area code's state, zones) and the contact's address as
+    # given.
     key = ("where", place, state_province, time_zone)
     known = rules.memo.get(key)
     if isinstance(known, _Where):
@@ -100,7 +132,9 @@ def _where(
     states = tuple(s for s in (contact_state, place.area_state) if s is not None)
     applied = rules.applying(place.country, states)
     zone_name = narrow_zone(place.zones, contact_state, time_zone)
-    where = _Where(applied, tuple(a.key for a in applied), zone_name, zone_named(zone_name))
+    keys = tuple(a.key for a in applied)
+    week, week_hours = _week(rules, applied, keys)
+    where = _Where(applied, keys, zone_name, zone_named(zone_name), week, week_hours)
     _keep(rules, key, where)
     return where
 
@@ -110,34 +144,47 @@ class _Day:
     """One local day's window in a zone under some jurisdictions, with its bounds as UTC
     instants (None on a day without calls)."""
 
+    day: date
     window: CallWindow | None
     opens: datetime | None
     closes: datetime | None
+    # The window as ``present`` writes it; None on a day without calls (or rules).
+    fields: WindowFields | None
 
 
 def _day(rules: Rules, where: _Where, zone: ZoneInfo, day: date) -> _Day:
     """The window of the local date ``day`` in ``zone``, worked out once per jurisdictions,
     zone and date under ``rules``."""
+    # Keyed by the jurisdictions' keys (one rule each under these rules), the zone's name
+    # and the local date: all the window and its UTC bounds are worked out from.
     key = ("day", where.keys, where.zone_name, day)
     known = rules.memo.get(key)
     if isinstance(known, _Day):
         return known
     window = _window(where.applied, day)
     if window is None or window.start is None:
-        found = _Day(window, None, None)
+        found = _Day(day, window, None, None, None)
     else:
-        found = _Day(window, _local(day, window.start, zone), _local(day, window.end, zone))
+        opens, closes = _local(day, window.start, zone), _local(day, window.end, zone)
+        found = _Day(day, window, opens, closes, window_fields(window))
     _keep(rules, key, found)
     return found
 
 
 def next_allowed(
-    rules: Rules, where: _Where, zone: ZoneInfo, earliest: datetime
+    rules: Rules,
+    where: _Where,
+    zone: ZoneInfo,
+    earliest: datetime,
+    *,
+    first: _Day | None = None,
 ) -> datetime | None:
-    """The first instant at or after ``earliest`` (UTC) inside a day's window."""
-    day = earliest.astimezone(zone).date()
+    """The first instant at or after ``earliest`` (UTC) inside a day's window; ``first`` is
+    the local day of ``earliest`` when the caller has it already."""
+    day = earliest.astimezone(zone).date() if first is None else first.day
     for _ in range(HORIZON_DAYS):
-        found = _day(rules, where, zone, day)
+        found = first if first is not None else _day(rules, where, zone, day)
+        first = None
         if found.opens is not None and found.closes is not None and earliest < found.closes:
             return max(earliest, found.opens)
         day += DAY
@@ -160,26 +207,27 @@ def cap_lifts_at(
     return inside[len(inside) - limit] + DAY, f"{limit} calls in 24 hours ({by.rule.source})"
 
 
-def _best(
-    rules: Rules, where: _Where, line_type: str | None, counts: CallCounts | None
-) -> tuple[BestHours, ...]:
+@dataclass(frozen=True, slots=True)
+class _Best:
+    """Best hours, and the same as ``present`` writes them."""
+
+    hours: tuple[BestHours, ...]
+    fields: tuple[HoursFields, ...]
+
+
+def _best(rules: Rules, where: _Where, line_type: str | None, counts: CallCounts | None) -> _Best:
     """The best hours of a line type under some jurisdictions (holidays aside), worked out
     once per line type, weekly legal hours and counts under ``rules``: the same for every
-    number of a job that shares them (P175). The weekly hours (each weekday's whole legal
-    hours, worked out once per jurisdictions) are all they depend on, and many jurisdictions
-    share them."""
-    week_key = ("week", where.keys)
-    week = rules.memo.get(week_key)
-    if not isinstance(week, tuple):
-        windows = tuple(window_on(where.applied, day, lambda _calendar: False) for day in range(7))
-        week = (windows, tuple(legal_hours(window) for window in windows))
-        _keep(rules, week_key, week)
-    windows, hours = week
-    key = ("best", line_type, hours, frozenset((counts or {}).items()))
+    number of a job that shares them (P175)."""
+    # Keyed by the line type, the weekly legal hours (each weekday's whole hours: all of the
+    # rules that learned_best_hours reads, and many jurisdictions share them) and the counts
+    # by their items (equal counts, equal keys; made once for a CallTally).
+    key = ("best", line_type, where.week_hours, counts_key(counts))
     known = rules.memo.get(key)
-    if isinstance(known, tuple):
+    if isinstance(known, _Best):
         return known
-    found = learned_best_hours(line_type, counts or {}, windows.__getitem__)
+    best = learned_best_hours(line_type, counts or {}, where.week.__getitem__)
+    found = _Best(best, tuple(hours_fields(each) for each in best))
     _keep(rules, key, found)
     return found
 
@@ -198,11 +246,13 @@ def assess(
     """The verdict for the phone ``e164`` at ``now`` (aware), for a contact whose address
     gives ``state_province`` and ``time_zone``; ``recent_calls`` are the instants of calls
     reported to this number (those in the 24 hours before ``now`` count against caps);
-    ``call_counts`` the client's calls to numbers like it, by local weekday and hour."""
+    ``call_counts`` the client's calls to numbers like it, by local weekday and hour (a
+    ``CallTally``, as ``tally_calls`` gives, spares hashing them for every number)."""
     now = now.astimezone(UTC)
     place = number_place(e164)
     where = _where(rules, place, state_province, time_zone)
-    best = _best(rules, where, line_type, call_counts)
+    found = _best(rules, where, line_type, call_counts)
+    best, best_fields = found.hours, found.fields
     keys, zone = where.keys, where.zone
     if zone is None:
         why = (
@@ -210,14 +260,17 @@ def assess(
             if len(place.zones) > 1
             else "the number's time zone is not known"
         )
-        return Verdict(None, keys, None, None, None, why, best)
+        return Verdict(None, keys, None, None, None, why, best, None, best_fields)
     if not where.applied:
         why = f"no calling-time rules for {place.country or 'the number'}'s country"
-        return Verdict(where.zone_name, keys, None, None, None, why, best)
-    today = _day(rules, where, zone, now.astimezone(zone).date()).window
+        return Verdict(where.zone_name, keys, None, None, None, why, best, None, best_fields)
+    today_is = _day(rules, where, zone, now.astimezone(zone).date())
+    today = today_is.window
     lifts = cap_lifts_at(where.applied, now, recent_calls) if recent_calls else None
-    earliest = now if lifts is None else max(now, lifts[0])
-    next_at = next_allowed(rules, where, zone, earliest)
+    if lifts is None or lifts[0] <= now:
+        next_at = next_allowed(rules, where, zone, now, first=today_is)
+    else:
+        next_at = next_allowed(rules, where, zone, lifts[0])
     callable_now = next_at == now
     reason: str | None = None
     if not callable_now:
@@ -227,59 +280,81 @@ def assess(
             reason = f"no calls today ({today.source})"
         else:
             reason = "outside today's window"
-    return Verdict(where.zone_name, keys, today, callable_now, next_at, reason, best)
+    return Verdict(
+        where.zone_name,
+        keys,
+        today,
+        callable_now,
+        next_at,
+        reason,
+        best,
+        today_is.fields,
+        best_fields,
+    )
 
 
 def _clock(at: time | None) -> str:
     return "24:00" if at is None else f"{at:%H:%M}"
 
 
-def _instant(at: datetime | None) -> str | None:
-    if at is None:
-        return None
+# Keyed by the instant: aware datetimes are equal when they are the same instant, and the
+# text is that instant's in UTC, so equal keys have the same text. Most verdicts of a job
+# share a few instants (its ``now``, the days' opening times).
+@lru_cache(maxsize=4096)
+def _instant_text(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@lru_cache(maxsize=1024)
-def _window_fields(window: CallWindow) -> tuple[str, str]:
-    """A window's start and end as text, formatted once per window."""
-    return _clock(window.start), _clock(window.end)
+def _instant(at: datetime | None) -> str | None:
+    """An aware instant in ISO 8601 UTC, to the second, with Z ("2026-11-27T15:00:00Z")."""
+    return None if at is None else _instant_text(at)
 
 
-@lru_cache(maxsize=1024)
-def _hours_fields(hours: BestHours) -> tuple[tuple[str, ...], str, str]:
-    """Best hours' day names and bounds as text, formatted once per best hours."""
+# The written forms below are plain dicts typed read-only (Mapping), not MappingProxyType:
+# copying a dict with ``dict(...)`` or ``**`` takes the dict fast path, about three times
+# faster than a proxy. Only ``present`` reads them, and it hands out copies.
+
+
+def window_fields(window: CallWindow) -> WindowFields | None:
+    """A window as ``present`` writes it (read-only); None on a day without calls."""
+    if window.start is None:
+        return None
+    return {
+        "start": _clock(window.start),
+        "end": _clock(window.end),
+        "rule": window.rule,
+        "source": window.source,
+    }
+
+
+def hours_fields(hours: BestHours) -> HoursFields:
+    """Best hours as ``present`` writes them (read-only): the day names, and the rest."""
     return (
         tuple(DAY_NAMES[day] for day in hours.days),
-        f"{hours.start_hour:02d}:00",
-        f"{hours.end_hour:02d}:00",
+        {
+            "from": f"{hours.start_hour:02d}:00",
+            "to": f"{hours.end_hour:02d}:00",
+            "expectedConnectRate": hours.expected_connect_rate,
+            "basedOnCalls": hours.based_on_calls,
+        },
     )
 
 
 def present(verdict: Verdict) -> dict[str, object]:
     """The verdict as a phone entry's fields (camelCase, JSON-ready; new lists and dicts
-    each time)."""
+    each time: a caller may change them). The window and the best hours are copied from
+    their written forms, made once with them in the rules' memo."""
     window = verdict.call_window
-    call_window: dict[str, str] | None = None
-    if window is not None and window.start is not None:
-        start, end = _window_fields(window)
-        call_window = {"start": start, "end": end, "rule": window.rule, "source": window.source}
-    best = []
-    for hours in verdict.best_call_hours:
-        days, first, last = _hours_fields(hours)
-        best.append(
-            {
-                "days": list(days),
-                "from": first,
-                "to": last,
-                "expectedConnectRate": hours.expected_connect_rate,
-                "basedOnCalls": hours.based_on_calls,
-            }
-        )
+    written = verdict.window_fields
+    if written is None and window is not None:
+        written = window_fields(window)
+    hours = verdict.hours_fields
+    if hours is None:
+        hours = tuple(hours_fields(each) for each in verdict.best_call_hours)
     return {
         "timeZone": verdict.time_zone,
-        "callWindow": call_window,
+        "callWindow": None if written is None else dict(written),
         "callableNow": verdict.callable_now,
         "nextCallableAt": _instant(verdict.next_callable_at),
-        "bestCallHours": best,
+        "bestCallHours": [{"days": list(days), **rest} for days, rest in hours],
     }

@@ -1,0 +1,147 @@
+"""Where a number is, and what the engine keeps between verdicts: the faster paths give what
+libphonenumber's public functions give, and each cache key tells apart what differs
+(dialscore.compliance.places, .verdict, .best_hours; dialscore.phones.number_area)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta, timezone
+
+import phonenumbers
+import pytest
+from phonenumbers import geocoder
+from phonenumbers import timezone as number_zones
+
+from dialscore.compliance import CallTally, assess, load_rules, places, present, tally_calls
+from dialscore.compliance.places import US_TERRITORIES, NumberPlace, state_code
+from dialscore.phones import UNKNOWN_ZONE, region_and_type
+
+NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
+
+
+def _reference_place(e164: str) -> NumberPlace:
+    """Where a number is, from libphonenumber's public functions alone (the reference port):
+    what places._place must give."""
+    parsed = phonenumbers.parse(e164, None)
+    region = phonenumbers.region_code_for_number(parsed)
+    zones = tuple(z for z in number_zones.time_zones_for_number(parsed) if z != UNKNOWN_ZONE)
+    if region in US_TERRITORIES:
+        return NumberPlace("US", region, zones)
+    if region != "US":
+        return NumberPlace(region, None, zones)
+    description = geocoder.description_for_number(parsed, "en")
+    area_state = state_code(description.rsplit(", ", 1)[-1]) or state_code(description)
+    return NumberPlace("US", area_state, zones)
+
+
+def _numbers(count: int, seed: int = 172) -> list[str]:
+    """NANP numbers across every area code (valid and invalid), toll-free ones, territories'
+    and a few outside NANP."""
+    rng = random.Random(seed)
+    found = [f"+1{rng.randint(200, 999)}{rng.randint(0, 999):03d}{rng.randint(0, 9999):04d}"]
+    for _ in range(count):
+        found.append(f"+1{rng.randint(200, 999)}{rng.randint(200, 999)}{rng.randint(0, 9999):04d}")
+    found += [f"+1{npa}{rng.randint(200, 999)}0123" for npa in range(200, 1000)]
+    found += ["+18005550123", "+17875550123", "+16715550123", "+13405550123"]
+    found += ["+442071234567", "+33123456789", "+61212345678", "+80012345678", "+12"]
+    return found
+
+
+def test_a_numbers_place_is_what_libphonenumbers_public_functions_say() -> None:
+    for e164 in _numbers(3000):
+        place, valid = places._place(e164)
+        try:
+            expected = _reference_place(e164)
+            reference_valid = phonenumbers.is_valid_number(phonenumbers.parse(e164, None))
+        except phonenumbers.NumberParseException:
+            assert (place, valid) == (NumberPlace(None, None, ()), False)
+            continue
+        assert valid == reference_valid, e164
+        assert region_and_type(e164) is not None if valid else region_and_type(e164) is None
+        if valid:  # an invalid number's place is not kept, nor used beyond its zones
+            assert place == expected, e164
+
+
+def test_a_block_keeps_the_place_of_its_valid_numbers_only() -> None:
+    # The key is +1 NPA NXX: an invalid number's place is not kept for its block.
+    places._places.clear()
+    invalid = "+12125550123"[:5] + "0550123"  # NXX starting with 0: not a valid block
+    assert places._place(invalid)[1] is False
+    places.number_place(invalid)
+    assert invalid[:8] not in places._places
+    valid = places.number_place("+12125550123")
+    assert places._places["+1212555"] == valid
+    assert places.number_place("+12125550199") is valid
+
+
+def test_counts_with_equal_cells_but_other_numbers_are_other_best_hours() -> None:
+    rules = load_rules()
+    calls = {(day, hour): (3, 0) for day in range(5) for hour in range(9, 17)}
+    busy = dict(calls) | {(2, 15): (3, 3)}
+    quiet = dict(calls) | {(2, 15): (3, 0), (1, 10): (3, 3)}
+    one = assess("+12125550123", now=NOW, rules=rules, line_type="mobile", call_counts=busy)
+    other = assess(
+        "+12125550123", now=NOW, rules=rules, line_type="mobile", call_counts=CallTally(quiet)
+    )
+    assert one.best_call_hours != other.best_call_hours
+    # The same counts as a dict and as a CallTally are the same key, and the same answer.
+    again = assess(
+        "+12125550123", now=NOW, rules=rules, line_type="mobile", call_counts=CallTally(busy)
+    )
+    assert again.best_call_hours == one.best_call_hours
+    # Another line type, the same counts: its own prior.
+    direct = assess(
+        "+12125550123", now=NOW, rules=rules, line_type="direct", call_counts=CallTally(busy)
+    )
+    assert direct.best_call_hours != one.best_call_hours
+
+
+def test_a_call_tally_cannot_change() -> None:
+    counts = {(0, 9): (1, 1)}
+    tally = CallTally(counts)
+    counts[(0, 9)] = (5, 0)  # the tally copied them
+    assert tally == {(0, 9): (1, 1)} and tally[(0, 9)] == (1, 1)
+    assert not hasattr(tally, "__setitem__")
+    assert hash(tally) == hash(CallTally({(0, 9): (1, 1)}))
+    made = tally_calls([(NOW, True), (NOW + timedelta(minutes=5), False)], places.ZoneInfo("UTC"))
+    assert isinstance(made, CallTally) and made == {(4, 15): (2, 1)}
+
+
+def test_present_hands_out_new_dicts_the_memo_is_not_changed_through_them() -> None:
+    rules = load_rules()
+    first = present(assess("+12125550123", now=NOW, rules=rules, line_type="mobile"))
+    expected = present(assess("+12125550123", now=NOW, rules=rules, line_type="mobile"))
+    window, hours = first["callWindow"], first["bestCallHours"]
+    assert isinstance(window, dict) and isinstance(hours, list)
+    window["start"] = "00:00"
+    hours[0]["days"].append("sun")
+    hours[0]["from"] = "00:00"
+    hours.clear()
+    again = present(assess("+12125550199", now=NOW, rules=rules, line_type="mobile"))
+    assert again == expected and again["callWindow"] is not expected["callWindow"]
+
+
+@pytest.mark.parametrize("offset", [0, -5, 9])
+def test_an_instants_text_is_the_same_in_any_zone(offset: int) -> None:
+    # The text cache is keyed by the instant: equal instants in other zones, equal text.
+    from dialscore.compliance.verdict import _instant
+
+    at = datetime(2026, 11, 28, 13, 0, 7, 250, tzinfo=UTC)
+    assert _instant(at.astimezone(timezone(timedelta(hours=offset)))) == "2026-11-28T13:00:07Z"
+    assert _instant(at + timedelta(seconds=1)) == "2026-11-28T13:00:08Z"
+
+
+def test_a_verdict_made_without_its_presented_forms_presents_the_same() -> None:
+    # present falls back to writing the window and best hours itself.
+    from dataclasses import replace
+
+    rules = load_rules()
+    made = assess("+13055550123", now=NOW, rules=rules, line_type="direct")
+    bare = replace(made, window_fields=None, hours_fields=None)
+    assert bare == made and present(bare) == present(made)
+    assert present(made)["callWindow"] == {
+        "start": "08:00",
+        "end": "20:00",
+        "rule": "US-FL",
+        "source": "Fla. Stat. 501.616(6)(a), (b)",
+    }
