@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, update
 from structlog.testing import capture_logs
 
 from dialscore.config import Settings
@@ -166,6 +166,14 @@ async def test_a_dead_endpoint_is_turned_off_announced_and_loses_nothing(
         await barrier(app, api, tenant)
         assert len(endpoint.received) == tried
         assert await states_of(db, sid) == dict.fromkeys(pending, "pending")
+
+        # One of them waits for a retry an hour away: activating makes it due at once too.
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id == min(pending))
+                .values(available_at=utcnow() + timedelta(hours=1))
+            )
 
         # The receiver is back and it is activated: every pending delivery goes out.
         down[0] = False

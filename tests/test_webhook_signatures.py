@@ -246,7 +246,7 @@ async def test_a_rotation_signs_with_both_secrets_for_a_day_then_with_the_new_on
     assert NEW_SECRET.fullmatch(new) and new != old
     assert set(rotated) == {
         "id", "name", "url", "eventTypes", "triggers", "status", "createdAt", "rateLimit",
-        "secret", "previousSecretExpiresAt",
+        "disabledAt", "disabledReason", "secret", "previousSecretExpiresAt",
     }  # fmt: skip
     assert rotated["id"] == webhook_id and rotated["status"] == "active"
     expires = rotated["previousSecretExpiresAt"]

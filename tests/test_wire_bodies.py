@@ -68,6 +68,8 @@ def test_subscription_is_its_model_and_the_former_literal() -> None:
             "status": "inactive",
             "createdAt": "2026-03-04T13:06:07.891234Z",
             "rateLimit": rate_limit,
+            "disabledAt": None,
+            "disabledReason": None,
         }
         built = present_subscription(subscription)
         assert _wire(built) == _wire(former)

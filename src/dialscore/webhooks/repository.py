@@ -96,6 +96,21 @@ async def delete_subscription(session: AsyncSession, subscription_id: str) -> No
     )
 
 
+async def due_at_once(session: AsyncSession, subscription_id: str, *, now: datetime) -> None:
+    """Makes the subscription's pending deliveries waiting for a later attempt due ``now``;
+    their attempts and retry window are kept."""
+    await session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.subscription_id == subscription_id,
+            WebhookDelivery.state == "pending",
+            WebhookDelivery.available_at > now,
+        )
+        .values(available_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
 async def insert_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
     if rows:
         await session.execute(insert(WebhookDelivery), rows)

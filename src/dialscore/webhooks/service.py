@@ -97,15 +97,18 @@ async def set_status(
     """Activates or deactivates a subscription. Activating one clears what its endpoint's
     failures left (P160): ``failing_since`` (its window starts again at its next failure)
     and, for one turned off by them, ``disabled_at`` and ``disabled_reason``; its pending
-    deliveries are claimed again."""
+    deliveries, those waiting for a retry included, are due at once (P160): activating says
+    the receiver is back."""
     subscription = await subscription_of(session, principal, subscription_id)
     if subscription.status != status:
+        now = utcnow()
         subscription.status = status
-        subscription.updated_at = utcnow()
+        subscription.updated_at = now
         if status == "active":
             subscription.failing_since = None
             subscription.disabled_at = None
             subscription.disabled_reason = None
+            await repo.due_at_once(session, subscription.id, now=now)
     return subscription
 
 
