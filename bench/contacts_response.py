@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from dialscore.jobs.callability import NO_VERDICT
 from dialscore.jobs.schemas import ContactsResponse, present_contact
 from dialscore.scoring.engine import score_contact
 
@@ -60,7 +61,9 @@ def stored_contacts(count: int) -> list[Any]:
                 job_id=str(uuid.uuid4()),
                 client_id=str(uuid.uuid4()),
                 fields=fields,
-                phones=score.phones,
+                # The route merges each phone's call verdict in before it answers (P177):
+                # the entries have its fields (its cost is not measured here).
+                phones=[{**entry, **NO_VERDICT} for entry in score.phones],
                 best_phone=score.best_phone,
                 lead_status=score.lead_status,
                 enrichment_contact_id=None,

@@ -60,10 +60,14 @@ def test_phone_columns_name_each_group_in_order() -> None:
     assert phone_column_names(2) == [
         "dialscore Phone 1", "dialscore Phone 1 Status", "dialscore Phone 1 Type",
         "dialscore Phone 1 Country", "dialscore Phone 1 Reasons",
+        "dialscore Phone 1 Time Zone", "dialscore Phone 1 Callable Now",
+        "dialscore Phone 1 Next Callable At", "dialscore Phone 1 Best Call Hours",
         "dialscore Phone 2", "dialscore Phone 2 Status", "dialscore Phone 2 Type",
         "dialscore Phone 2 Country", "dialscore Phone 2 Reasons",
+        "dialscore Phone 2 Time Zone", "dialscore Phone 2 Callable Now",
+        "dialscore Phone 2 Next Callable At", "dialscore Phone 2 Best Call Hours",
     ]  # fmt: skip
-    assert phone_column_names(7)[-1] == "dialscore Phone 7 Reasons"
+    assert phone_column_names(7)[-1] == "dialscore Phone 7 Best Call Hours"
 
 
 def test_no_column_of_dialscore_can_be_taken_for_one_of_a_crm_export() -> None:
@@ -108,9 +112,38 @@ def test_short_source_rows_and_missing_phones_leave_empty_cells() -> None:
     assert row == [
         "1", "", "",
         "Uncontacted", "", "", "",
-        "+14155550100", "", "mobile", "US", "",
-        "", "", "", "", "",
+        "+14155550100", "", "mobile", "US", "", "", "", "", "",
+        "", "", "", "", "", "", "", "", "",
     ]  # fmt: skip
+
+
+def test_each_phone_has_its_call_verdict_in_its_own_columns() -> None:
+    # The verdict is merged into the entries when the file is made (P177).
+    verdict = {
+        "timeZone": "America/New_York",
+        "callWindow": {"start": "08:00", "end": "21:00", "rule": "US", "source": "47 CFR"},
+        "callableNow": False,
+        "nextCallableAt": "2026-06-16T12:00:00Z",
+        "bestCallHours": [
+            {"days": ["mon", "tue"], "from": "17:00", "to": "19:00"},
+            {"days": ["sat"], "from": "10:00", "to": "12:00"},
+        ],
+    }
+    unknown = {"timeZone": None, "callableNow": None, "nextCallableAt": None, "bestCallHours": []}
+    phones = [
+        {**_phone("+12125550100", "p1", "mobile"), **verdict},
+        {**_phone("+18005550100", "p2", "hq"), **unknown},
+        {**_phone("+12125550101", "p2", "direct"), **verdict, "callableNow": True},
+    ]
+    layout = Layout(None, groups=3)
+    cells = _cells(layout, layout.row(_row(phones=phones)))
+    assert cells["dialscore Phone 1 Time Zone"] == "America/New_York"
+    assert cells["dialscore Phone 1 Callable Now"] == "no"
+    assert cells["dialscore Phone 1 Next Callable At"] == "2026-06-16T12:00:00Z"
+    assert cells["dialscore Phone 1 Best Call Hours"] == "mon tue 17:00-19:00; sat 10:00-12:00"
+    assert cells["dialscore Phone 2 Callable Now"] == ""
+    assert cells["dialscore Phone 2 Time Zone"] == cells["dialscore Phone 2 Best Call Hours"] == ""
+    assert cells["dialscore Phone 3 Callable Now"] == "yes"
 
 
 def test_a_contact_enrichment_rejected_says_why() -> None:

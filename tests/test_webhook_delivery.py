@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -27,6 +27,7 @@ from dialscore import __version__
 from dialscore.accounts.service import set_overrides
 from dialscore.app import create_app
 from dialscore.config import Settings
+from dialscore.jobs import callability
 from dialscore.kit.db import Database
 from dialscore.models import WebhookAttempt, WebhookDelivery
 from dialscore.webhooks import verify
@@ -204,7 +205,12 @@ async def test_signature_is_over_the_raw_body_with_the_documented_headers(
         assert request.path == "/hook"
 
 
-async def test_envelope_and_payloads_of_both_events(settings: Settings) -> None:
+async def test_envelope_and_payloads_of_both_events(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The call verdicts are as of when a contact is shown (P177): one instant for the event
+    # and the read, so that the event is the contact as read.
+    monkeypatch.setattr(callability, "utcnow", lambda: datetime(2026, 6, 16, 18, tzinfo=UTC))
     async with running(settings) as service:
         tenant = await service.tenant(rate=50)
         with running_receiver() as receiver:
@@ -252,6 +258,7 @@ async def test_envelope_and_payloads_of_both_events(settings: Settings) -> None:
         assert sent["phones"], sent
         for position, phone in enumerate(sent["phones"], start=1):
             assert {"number", "status", "type", "country", "position"} <= set(phone)
+            assert {"timeZone", "callableNow", "nextCallableAt", "bestCallHours"} <= set(phone)
             assert phone["status"] in PHONE_STATUSES
             assert phone["position"] == position
         assert sent["bestPhone"] is None or sent["bestPhone"]["number"] in {

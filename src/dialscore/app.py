@@ -29,6 +29,7 @@ from dialscore.calls.endpoints import router as calls_router
 from dialscore.config import Settings
 from dialscore.dashboard.endpoints import install as install_dashboard
 from dialscore.enrichment.service import check_source_names
+from dialscore.jobs.callability import rules_in_force
 from dialscore.jobs.endpoints import router as jobs_router
 from dialscore.jobs.events import document_events
 from dialscore.kit.db import Database
@@ -191,6 +192,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     configure_logging(settings.log_format, settings.log_level)
     check_provider_settings(settings)
     check_source_names(settings)
+    # A refused calling-time rules file stops the start, never falls back (P170, P177).
+    rules_in_force(settings.compliance_rules)
     if settings.webhook_allow_private:
         structlog.get_logger(__name__).warning(
             "DIALSCORE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may use http:// and private "

@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     # Requests each provider may have in flight at once.
     enrichment_max_in_flight: int = Field(default=10, ge=1)
 
+    # An operator's calling-time rules file over (or, with mode = "replace", instead of) the
+    # packaged one (docs/compliance.md, P170); a file that is refused stops the start (P177).
+    compliance_rules: str | None = None
+
     max_body_bytes: int = 10 * 1024 * 1024
 
     # The web app (/app): sessions end after this long without a page, or this long after

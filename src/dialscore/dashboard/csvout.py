@@ -2,7 +2,8 @@
 cannot be taken for the file's own. Written batch by batch, never whole.
 
 Two layouts. ``results``: the file's columns as they came, the lead status, the best phone and
-each phone with its status, type, country and reasons. ``crm`` (a job from a file only), for
+each phone with its status, type, country, reasons and call verdict as of the download (its
+time zone, whether callable now, when next, its best hours). ``crm`` (a job from a file only), for
 a re-import by ID: the file's phone columns hold the numbers as scored (E.164), numbers
 enrichment found go into the row's empty phone columns, and each phone column has its status
 and reasons beside it, named after it."""
@@ -27,7 +28,18 @@ from dialscore.scoring.numbers import ENRICHED_TYPE
 # types and countries are not repeated, since the phone columns carry them from ``phones``.
 API_FIELDS: tuple[str, ...] = tuple(f for f in CONTACT_INPUT_FIELDS if f not in PHONE_INPUT_FIELDS)
 SUMMARY = ("lead_status", "best_phone", "best_phone_status", "rejected_reason")
-PHONE_PARTS = ("phone", "phone_status", "phone_type", "phone_country", "phone_reasons")
+PHONE_PARTS = (
+    "phone",
+    "phone_status",
+    "phone_type",
+    "phone_country",
+    "phone_reasons",
+    # Each phone's call verdict when the file is made (P177).
+    "phone_time_zone",
+    "phone_callable_now",
+    "phone_next_callable_at",
+    "phone_best_call_hours",
+)
 # Opened by a spreadsheet, a cell that starts with one of these is read as a formula.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # ... but a sign followed by nothing but digits and the punctuation of a phone number or a
@@ -59,6 +71,19 @@ def safe_cell(value: Any) -> str:
 
 def _reasons(entry: dict[str, Any]) -> str:
     return "; ".join(str(r) for r in entry.get("reasons") or ())
+
+
+def _callable(entry: dict[str, Any]) -> str | None:
+    now = entry.get("callableNow")
+    return None if now is None else ("yes" if now else "no")
+
+
+def _best_hours(entry: dict[str, Any]) -> str:
+    """Best call hours as one cell: ``mon tue 17:00-19:00; sat 10:00-12:00``."""
+    return "; ".join(
+        f"{' '.join(hours['days'])} {hours['from']}-{hours['to']}"
+        for hours in entry.get("bestCallHours") or ()
+    )
 
 
 def _as_scored(entry: dict[str, Any], cell: str) -> str:
@@ -127,6 +152,8 @@ class Layout:
             reasons = _reasons(entry) if entry else None
             parts = (entry.get("number"), entry.get("status"), entry.get("type"))
             phones.extend([*parts, entry.get("country"), reasons])
+            verdict = (entry.get("timeZone"), _callable(entry), entry.get("nextCallableAt"))
+            phones.extend([*verdict, _best_hours(entry) if entry else None])
         return [safe_cell(c) for c in [*head, *self._summary(contact), *phones]]
 
     def _crm_row(self, contact: ResultRow, head: list[str]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -13,12 +14,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from dialscore.compliance import Rules
 from dialscore.dashboard import csvout
 from dialscore.dashboard.mapping import who_and_number
 from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render, sent_once
 from dialscore.dashboard.words import words
 from dialscore.idempotency import answer_once
-from dialscore.jobs import service
+from dialscore.jobs import callability, service
+from dialscore.jobs.repository import ResultRow
 from dialscore.jobs.schemas import TERMINAL_STATES
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
@@ -106,12 +109,21 @@ async def list_jobs(request: Request, user: SignedIn, session: ReadSession) -> H
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def show_job(
-    request: Request, job_id: str, user: SignedIn, session: ReadSession
+    request: Request, job_id: str, user: SignedIn, session: ReadSession, state: StateDep
 ) -> HTMLResponse:
     job = await _own_job(session, user, job_id)
     summary = await _summary(session, job)
     page = PageRequest(_page_number(request.query_params.get("page")), CONTACTS_PER_PAGE)
     contacts, total = await service.job_contacts(session, user.principal, job.id, page)
+    # Each phone's call verdict as of this page (P177).
+    now = callability.verdict_now()
+    verdicts = await callability.with_verdicts(
+        session,
+        client_id=job.client_id,
+        contacts=[callability.shown(c.phones, c.fields, c.best_phone) for c in contacts],
+        rules=callability.rules_in_force(state.settings.compliance_rules),
+        now=now,
+    )
     # Every record of a job was either accepted or left out: its total says how many were.
     left_out = max(0, job.total_count - job.accepted_count)
     # A job from a file keeps the rows it left out (and the mapping that reads them).
@@ -126,6 +138,8 @@ async def show_job(
         lead_top=max((n for _, n in summary.lead_statuses), default=1),
         phone_top=max((n for _, n in summary.phone_statuses), default=1),
         contacts=contacts,
+        verdicts=verdicts,
+        now=now,
         pagination=page.describe(total),
         finished=job.status in TERMINAL_STATES,
         progress=_progress(job),
@@ -190,8 +204,29 @@ def _file_name(job: Job, suffix: str) -> str:
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(full)}"
 
 
+async def _with_verdicts(
+    sessions: async_sessionmaker[AsyncSession], job: Job, rules: Rules
+) -> AsyncIterator[list[ResultRow]]:
+    """The job's result batches with each phone's call verdict as of the download (P177):
+    one instant for the whole file."""
+    now = callability.verdict_now()
+    async for batch in service.result_batches(sessions, job):
+        async with sessions() as session:
+            merged = await callability.with_verdicts(
+                session,
+                client_id=job.client_id,
+                contacts=[callability.shown(r.phones, r.fields, r.best_phone) for r in batch],
+                rules=rules,
+                now=now,
+            )
+        yield [
+            replace(row, phones=done.phones, best_phone=done.best_phone)
+            for row, done in zip(batch, merged, strict=True)
+        ]
+
+
 async def _results(
-    sessions: async_sessionmaker[AsyncSession], job: Job, crm: bool
+    sessions: async_sessionmaker[AsyncSession], job: Job, crm: bool, rules: Rules
 ) -> AsyncIterator[bytes]:
     """The CSV's bytes. Its header needs the most phones a contact of the job has, one pass
     over the job: made here, after the response's headers have gone, so that the download
@@ -200,7 +235,7 @@ async def _results(
         groups = await service.max_phone_count(session, job)
     layout = csvout.Layout(job.upload_columns, max(1, groups), job.upload_mapping, crm)
     rejected = service.rejected_batches(sessions, job) if job.upload_columns else None
-    async for chunk in csvout.stream(layout, service.result_batches(sessions, job), rejected):
+    async for chunk in csvout.stream(layout, _with_verdicts(sessions, job, rules), rejected):
         yield chunk
 
 
@@ -212,8 +247,9 @@ async def download_results(
     if job.status not in TERMINAL_STATES:
         return render(request, "job_unfinished.html", user, job=job, status_code=409)
     crm = request.query_params.get("layout") == "crm" and job.upload_mapping is not None
+    rules = callability.rules_in_force(state.settings.compliance_rules)
     return StreamingResponse(
-        _results(state.db.read, job, crm),
+        _results(state.db.read, job, crm, rules),
         media_type="text/csv; charset=utf-8",
         headers={
             "Content-Disposition": _file_name(job, "for re-import" if crm else "results"),

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, JOB_TYPES, PHONE_INPUT_FIELDS
 from dialscore.scoring.engine import PHONE_STATUSES
@@ -46,6 +48,8 @@ class Words:
     deleting_done: str
     deleting_again: str
     body_removed: dict[str, Term]
+    calling: dict[str, str]
+    weekdays: tuple[str, ...]
 
     # -- codes in words ---------------------------------------------------------------------
 
@@ -91,11 +95,76 @@ class Words:
         """A results CSV column's name: ``column("phone_status", n=2)``."""
         return self.columns[name].format(**values)
 
+    # -- a phone's call verdict, as of the page (P177) --------------------------------------
+
+    def callable_now(self, entry: dict[str, Any]) -> str:
+        """Yes, No or Not known."""
+        now = entry.get("callableNow")
+        return self.calling["unknown" if now is None else ("yes" if now else "no")]
+
+    def next_window(self, entry: dict[str, Any], now: datetime) -> str:
+        """When a phone may be called, in its local time: "until 21:00 (their time)" when it
+        may be now, "from 9:00 tomorrow (their time)" when not; "" when not known."""
+        zone = _zone(entry.get("timeZone"))
+        if zone is None:
+            return ""
+        window = entry.get("callWindow")
+        if entry.get("callableNow") is True:
+            if not window:
+                return ""
+            return self.calling["until"].format(time=_clock(window["end"]))
+        text = entry.get("nextCallableAt")
+        if not isinstance(text, str):
+            return ""
+        at = datetime.fromisoformat(text).astimezone(zone)
+        today = now.astimezone(zone).date()
+        if at.date() == today:
+            day = self.calling["today"]
+        elif at.date() == today + timedelta(days=1):
+            day = self.calling["tomorrow"]
+        else:
+            day = self.calling["on"].format(
+                weekday=self.weekdays[at.weekday()], date=f"{at.day} {at:%B}"
+            )
+        return self.calling["next"].format(time=f"{at.hour}:{at:%M}", day=day)
+
+    def best_hours(self, entry: dict[str, Any]) -> str:
+        """A phone's best hours in words: "Monday to Friday 17:00 to 19:00; …"; "" for none."""
+        parts = []
+        for hours in entry.get("bestCallHours") or ():
+            days = [_DAY_CODES.index(day) for day in hours["days"]]
+            if days == [0, 1, 2, 3, 4]:
+                named = self.calling["workdays"]
+            else:
+                named = ", ".join(self.weekdays[day] for day in days)
+            span = self.calling["hours"].format(start=hours["from"], end=hours["to"])
+            parts.append(f"{named} {span}")
+        if not parts:
+            return ""
+        return self.calling["best"].format(hours="; ".join(parts))
+
     def body_removed_term(self, reason: str | None, days: int | str) -> Term:
         """Why a delivery has no body any more (its ``bodyRemovedReason``), ``days`` being
         how long a finished delivery keeps it."""
         term = self.body_removed.get(reason or "", self.body_removed["retention"])
         return Term(term.label, term.sentence.format(days=days))
+
+
+_DAY_CODES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _zone(name: Any) -> ZoneInfo | None:
+    if not isinstance(name, str):
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def _clock(text: str) -> str:
+    """``09:00`` as 9:00, ``24:00`` as midnight's 24:00."""
+    return text[1:] if text.startswith("0") else text
 
 
 def _terms(table: dict[str, Any]) -> dict[str, Term]:
@@ -133,6 +202,8 @@ def parse(data: dict[str, Any]) -> Words:
         deleting_done=data["deleting"]["done"],
         deleting_again=data["deleting"]["again"],
         body_removed=_terms(data["body_removed"]),
+        calling={k: v for k, v in data["calling"].items() if k != "weekdays"},
+        weekdays=tuple(data["calling"]["weekdays"]),
     )
     _check(words)
     return words
@@ -165,9 +236,15 @@ def _check(words: Words) -> None:
     _same("mapping choices", set(words.mapping_choices), {"extra", "ignore"})
     _same("rejection reasons", set(words.rejection_reasons), set(rules.REASONS))
     columns = {"lead_status", "best_phone", "best_phone_status", "rejected_reason"}
-    columns |= {f"phone{part}" for part in ("", "_status", "_type", "_country", "_reasons")}
+    phone_parts = ("", "_status", "_type", "_country", "_reasons", "_time_zone", "_callable_now")
+    columns |= {f"phone{p}" for p in (*phone_parts, "_next_callable_at", "_best_call_hours")}
     _same("columns", set(words.columns), columns | {"column_status", "column_reasons"})
     _same("body removed", set(words.body_removed), {"retention", "job_erased"})
+    calling = {"column", "yes", "no", "unknown", "until", "next", "today", "tomorrow", "on"}
+    calling |= {"workdays", "hours", "best"}
+    _same("calling", set(words.calling), calling)
+    if len(words.weekdays) != 7:
+        raise ValueError("words: calling: weekdays must name the 7 days, Monday first")
 
 
 def _rows(pairs: list[tuple[str, str, str]]) -> list[str]:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, TypeAdapter
 
 from dialscore.accounts.dependencies import CurrentPrincipal
-from dialscore.jobs import examples, service
+from dialscore.jobs import callability, examples, service
 from dialscore.jobs.accepted import ScoringResponse, present_accepted
 from dialscore.jobs.schemas import (
     ContactsResponse,
@@ -98,17 +98,25 @@ async def get_job_contacts(
     jobId: Uuid,
     principal: CurrentPrincipal,
     session: ReadSession,
+    state: StateDep,
     page: PageQuery = 1,
     limit: LimitQuery = 100,
 ) -> Response:
     """The accepted contacts of a job, in the order submitted, with their phones scored
     as far as the job has got (a contact not scored yet is `Uncontacted`). The same contact
-    shape as the `job.contact.scored` event: use it to backfill a missed delivery."""
+    shape as the `job.contact.scored` event: use it to backfill a missed delivery. Each
+    phone's call verdict (`callableNow`, `nextCallableAt` …) is as of this request (P177)."""
     request = PageRequest(page, limit)
     contacts, total = await service.job_contacts(session, principal, jobId, request)
+    presented = await callability.present_with_verdicts(
+        session,
+        client_id=principal.client_id,
+        presented=[present_contact(c) for c in contacts],
+        rules=callability.rules_in_force(state.settings.compliance_rules),
+    )
     body = {
         "data": {
-            "contacts": [present_contact(c) for c in contacts],
+            "contacts": presented,
             "pagination": request.describe(total),
         }
     }

@@ -12,12 +12,14 @@ from typing import Any
 
 import structlog
 
+from dialscore.compliance import Rules
 from dialscore.enrichment.waterfall import (
     NO_DATA_FOUND,
     EnrichmentRequest,
     EnrichmentSource,
     run_waterfall_many,
 )
+from dialscore.jobs import callability
 from dialscore.jobs import repository as repo
 from dialscore.jobs.events import JobCompletedPayload
 from dialscore.jobs.lease import JobLease
@@ -49,6 +51,8 @@ class ProcessingSettings:
     batch_size: int
     # How long the job stays held without a renewal; the heartbeat renews it every third.
     job_lease: timedelta
+    # DIALSCORE_COMPLIANCE_RULES: the rules the events' call verdicts follow (P177).
+    compliance_rules: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,7 @@ async def _score_and_save(
     parsed: Mapping[str, scoring.ScoringItem],
     rate_scale: float,
     verifiers: Sequence[VerificationProvider],
+    rules: Rules,
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
     none for) and saves them with their events and the job's progress, in one transaction
@@ -202,13 +207,22 @@ async def _score_and_save(
         ]
         await repo.save_contact_results(session, results)
         scored = _apply(batch, results)
+        # Each phone's call verdict as of the event's making (P177): stored nowhere, and
+        # worked out only when someone listens.
+        presented = [present_contact(c) for c in scored]
+        if presented and await webhooks.listened_to(
+            session, user_id=job.user_id, event_type=CONTACT_SCORED
+        ):
+            presented = await callability.present_with_verdicts(
+                session, client_id=job.client_id, presented=presented, rules=rules
+            )
         emitted = await webhooks.emit(
             session,
             user_id=job.user_id,
             event_type=CONTACT_SCORED,
             payloads=(
-                {"contact": present_contact(c), "job": {"id": job.id, "type": job.job_type}}
-                for c in scored
+                {"contact": contact, "job": {"id": job.id, "type": job.job_type}}
+                for contact in presented
             ),
             job_id=job.id,
         )
@@ -332,6 +346,7 @@ async def _process(
     rate_scales: scoring.RateScales,
 ) -> str | None:
     db, job_id = lease.db, job.id
+    rules = callability.rules_in_force(settings.compliance_rules)
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
     async with lease.holding() as session:
@@ -366,6 +381,7 @@ async def _process(
                 parsed=parsed,
                 rate_scale=rate_scale,
                 verifiers=verifiers,
+                rules=rules,
             )
             if emitted and on_events is not None:
                 on_events()

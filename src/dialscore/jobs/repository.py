@@ -266,27 +266,42 @@ async def result_rows(
 ) -> list[ResultRow]:
     """The job's next ``limit`` contacts past ordinal ``after``, in order (keyset pagination
     on the (job_id, ordinal) index: every batch costs the same however far in it is). A job
-    made from an uploaded file (``uploaded``) reads each contact's source row and not its
-    fields, any other job the reverse: decoding JSON is most of the time a batch takes."""
+    made from an uploaded file (``uploaded``) reads each contact's source row and, of its
+    fields, only its address (``stateProvince``, ``timeZone``), any other job the source row
+    not: decoding JSON is most of the time a batch takes."""
     own = Contact.source_row if uploaded else Contact.fields
-    rows = await session.execute(
-        select(
-            Contact.ordinal,
-            own,
-            Contact.phones,
-            Contact.best_phone,
-            Contact.lead_status,
-            Contact.rejected_reason,
-            Contact.enriched_types,
+    query = select(
+        Contact.ordinal,
+        own,
+        Contact.phones,
+        Contact.best_phone,
+        Contact.lead_status,
+        Contact.rejected_reason,
+        Contact.enriched_types,
+    )
+    if uploaded:
+        # The address alone, which the call verdicts read (P177), not the whole fields.
+        query = query.add_columns(
+            Contact.fields["stateProvince"].as_string(), Contact.fields["timeZone"].as_string()
         )
-        .where(Contact.job_id == job_id, Contact.ordinal > after)
+    rows = await session.execute(
+        query.where(Contact.job_id == job_id, Contact.ordinal > after)
         .order_by(Contact.ordinal)
         .limit(limit)
     )
     if uploaded:
         return [
-            ResultRow(ordinal, {}, phones, best, lead, cells, reason, found)
-            for ordinal, cells, phones, best, lead, reason, found in rows
+            ResultRow(
+                ordinal,
+                {"stateProvince": state, "timeZone": zone},
+                phones,
+                best,
+                lead,
+                cells,
+                reason,
+                found,
+            )
+            for ordinal, cells, phones, best, lead, reason, found, state, zone in rows
         ]
     return [
         ResultRow(ordinal, fields, phones, best, lead, None, reason, found)

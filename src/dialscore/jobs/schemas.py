@@ -227,6 +227,27 @@ class JobOut(BaseModel):
     modifiedAt: Timestamp = Field(description="Extension: time of the last change")
 
 
+class CallWindowOut(BaseModel):
+    start: str = Field(pattern=r"^[0-2][0-9]:[0-5][0-9]$", description="Local time, HH:MM")
+    end: str = Field(
+        pattern=r"^[0-2][0-9]:[0-5][0-9]$", description="Local time, HH:MM (24:00: midnight)"
+    )
+    rule: str = Field(description="The rules that set the window (US, US-FL …)")
+    source: str = Field(description="Their statute or regulation and section")
+
+
+class BestCallHoursOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    days: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]]
+    from_: str = Field(alias="from", description="Local hour the range starts, HH:00")
+    to: str = Field(description="Local hour the range ends (not included), HH:00")
+    expectedConnectRate: float = Field(ge=0, le=1)
+    basedOnCalls: int = Field(
+        ge=0, description="The client's reported calls it rests on; 0 for the prior"
+    )
+
+
 class PhoneEntry(BaseModel):
     number: str | None = Field(description="E.164 when valid, else the number as submitted")
     status: PhoneStatus | None = Field(description="Null until scored")
@@ -248,6 +269,32 @@ class PhoneEntry(BaseModel):
     reasons: list[str] = Field(
         default_factory=list,
         description="Extension: the evidence behind the status, in short sentences",
+    )
+    timeZone: str | None = Field(
+        default=None,
+        description="Extension (P177): the number's IANA time zone (its block's, narrowed by "
+        "the contact's address); null when not known or ambiguous",
+    )
+    callWindow: CallWindowOut | None = Field(
+        default=None,
+        description="Extension (P177): today's legal calling window in the number's local "
+        "time and the rule that sets it; null when calls are not allowed today or the zone "
+        "or rules are not known",
+    )
+    callableNow: bool | None = Field(
+        default=None,
+        description="Extension (P177): whether the number may be called at the moment the "
+        "contact is shown (the response made, the event built); null when not known",
+    )
+    nextCallableAt: Timestamp | None = Field(
+        default=None,
+        description="Extension (P177): the first instant, at or after now, the number may be "
+        "called (UTC, ISO 8601); null when not known or nothing opens within 31 days",
+    )
+    bestCallHours: list[BestCallHoursOut] = Field(
+        default_factory=list,
+        description="Extension (P177): local hours of the week inside the legal window when "
+        "a call is most likely to connect, best first",
     )
 
 

@@ -302,8 +302,8 @@ async def result_batches(
 ) -> AsyncIterator[list[ResultRow]]:
     """The job's contacts in order, ``batch`` at a time, each batch read in a session of its
     own: a large job is never held whole, nor a read transaction held open between batches.
-    A job made from an uploaded file has each contact's ``source_row`` (and no ``fields``),
-    any other its ``fields``."""
+    A job made from an uploaded file has each contact's ``source_row`` (and of its ``fields``
+    only ``stateProvince`` and ``timeZone``), any other its ``fields``."""
     after = 0
     uploaded = job.upload_columns is not None
     while True:

@@ -52,6 +52,7 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         settings=processing.ProcessingSettings(
             batch_size=settings.job_batch_size,
             job_lease=timedelta(seconds=settings.job_lease_seconds),
+            compliance_rules=settings.compliance_rules,
         ),
         sources=context.enrichment_sources,
         verifiers=context.providers,

@@ -374,6 +374,9 @@ def lead_status(phones: list[dict[str, Any]]) -> str:
 
 
 def best_phone(phones: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The number to dial first (D17): the best tier, then modifier; among equals, one
+    callable now when the entries carry their verdicts (P177), then the connect rate, a
+    mobile, the earlier position."""
     candidates = []
     for entry in phones:
         status = entry["status"]
@@ -385,6 +388,7 @@ def best_phone(phones: list[dict[str, Any]]) -> dict[str, Any] | None:
         rank = (
             _TIER_RANK[tier],
             _MODIFIER_RANK.get(modifier, len(_MODIFIER_RANK)),
+            0 if entry.get("callableNow") is True else 1,
             -(entry.get("connectRate") or 0.0),
             0 if entry["type"] == "mobile" else 1,
             entry["position"],

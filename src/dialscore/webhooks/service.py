@@ -202,6 +202,12 @@ def delivery_row(
     }
 
 
+async def listened_to(session: AsyncSession, *, user_id: str, event_type: str) -> bool:
+    """Whether an active subscription of the user listens to the event: what is worked out
+    only for its payloads need not be when none does."""
+    return bool(await repo.active_listeners(session, user_id, event_type))
+
+
 async def emit(
     session: AsyncSession,
     *,

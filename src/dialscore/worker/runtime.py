@@ -19,6 +19,7 @@ from dramatiq.middleware import AsyncIO, TimeLimit, default_middleware
 
 from dialscore.config import Settings
 from dialscore.enrichment.service import check_source_names
+from dialscore.jobs.callability import rules_in_force
 from dialscore.jobs.tasks import TASKS
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
@@ -103,6 +104,8 @@ class BackgroundWorker:
         """``tasks`` and ``clock`` (the time failures are recorded at) are for tests."""
         check_provider_settings(settings)
         check_source_names(settings)
+        # A refused calling-time rules file stops the start, never falls back (P170, P177).
+        rules_in_force(settings.compliance_rules)
         self.settings = settings
         self.wakers = wakers
         # Made before the worker starts, so no task can run without it.

@@ -1,0 +1,219 @@
+"""The call verdict of each phone of contacts as they are shown, worked out as of that moment
+and merged into their phone entries (P177)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from dialscore.compliance import Rules, Verdict, assess, load_rules, present, tally_calls
+from dialscore.kit.clock import utcnow
+from dialscore.models import CallOutcome
+from dialscore.scoring.engine import best_phone
+from dialscore.scoring.lines import CONNECTS
+
+# Calls to one number counted against the per-24-hour caps (P174).
+CAP_PERIOD: Final = timedelta(hours=24)
+# How far back the client's reported calls teach the best hours (P177).
+LEARNING_PERIOD: Final = timedelta(days=90)
+# Fewer calls to a line type and zone and the engine gives the prior anyway (P175): the
+# verdict is not worked out a second time with the tally.
+LEARNING_MIN_CALLS: Final = 30
+# The numbers of one query; more are read in further queries (a page has at most 1000
+# contacts, a results batch 500).
+NUMBERS_PER_QUERY: Final = 5000
+# An E.164 number: anything else (a number kept as submitted because it is invalid) gets nulls.
+_E164: Final = re.compile(r"\+[1-9][0-9]{6,14}")
+NO_VERDICT: Final[dict[str, Any]] = {
+    "timeZone": None,
+    "callWindow": None,
+    "callableNow": None,
+    "nextCallableAt": None,
+    "bestCallHours": [],
+}
+
+_rules: dict[str | None, Rules] = {}
+
+
+def rules_in_force(path: str | None) -> Rules:
+    """The calling-time rules of ``DIALSCORE_COMPLIANCE_RULES`` (the packaged ones when
+    unset), read once per process: a refused file raises ``RulesError``."""
+    key = path or None
+    rules = _rules.get(key)
+    if rules is None:
+        rules = _rules[key] = load_rules(key)
+    return rules
+
+
+def verdict_now() -> datetime:
+    """The instant verdicts are worked out for: the clock's now (``utcnow`` here is what a
+    test replaces to fix it)."""
+    return utcnow()
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A contact about to be shown: its phone entries and its address."""
+
+    phones: Sequence[dict[str, Any]]
+    state_province: str | None
+    time_zone: str | None
+    best_phone: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class WithVerdicts:
+    """A contact's phone entries with their verdicts, and its best phone among them."""
+
+    phones: list[dict[str, Any]]
+    best_phone: dict[str, Any] | None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def shown(
+    phones: Sequence[dict[str, Any]],
+    fields: dict[str, Any] | None,
+    best: dict[str, Any] | None,
+) -> Shown:
+    """A contact as ``Shown``, from its phone entries, fields and stored best phone."""
+    fields = fields or {}
+    return Shown(phones, _text(fields.get("stateProvince")), _text(fields.get("timeZone")), best)
+
+
+async def _calls(
+    session: AsyncSession, client_id: str, numbers: Sequence[str], since: datetime
+) -> dict[str, list[tuple[datetime, bool]]]:
+    """The calls the client reported to ``numbers`` since ``since``, by number: one query
+    for up to NUMBERS_PER_QUERY numbers, on the (client, number, called at) index."""
+    found: dict[str, list[tuple[datetime, bool]]] = defaultdict(list)
+    for start in range(0, len(numbers), NUMBERS_PER_QUERY):
+        rows = await session.execute(
+            select(CallOutcome.number, CallOutcome.called_at, CallOutcome.outcome).where(
+                CallOutcome.client_id == client_id,
+                CallOutcome.number.in_(numbers[start : start + NUMBERS_PER_QUERY]),
+                CallOutcome.called_at >= since,
+            )
+        )
+        for number, called_at, outcome in rows:
+            found[number].append((called_at, outcome in CONNECTS))
+    return found
+
+
+async def with_verdicts(
+    session: AsyncSession,
+    *,
+    client_id: str,
+    contacts: Sequence[Shown],
+    rules: Rules,
+    now: datetime | None = None,
+) -> list[WithVerdicts]:
+    """Each contact's phone entries with the verdict of each number as of ``now`` (the
+    clock's now when not given) merged in (``timeZone``, ``callWindow``, ``callableNow``,
+    ``nextCallableAt``, ``bestCallHours``: what ``present`` gives; nulls for a phone without
+    a valid number), and its best phone recomputed from them (D17: among equals, one
+    callable now). Calls the client reported to these numbers in the last 24 hours count
+    against caps; those of the last 90 days, by line type and time zone, teach the best
+    hours. The entries given are not changed."""
+    at = verdict_now() if now is None else now
+    numbers = sorted(
+        {
+            number
+            for contact in contacts
+            for entry in contact.phones
+            if isinstance(number := entry.get("number"), str) and _E164.fullmatch(number)
+        }
+    )
+    calls = await _calls(session, client_id, numbers, at - LEARNING_PERIOD) if numbers else {}
+    recent_since = at - CAP_PERIOD
+    recent = {
+        number: [called for called, _ in found if recent_since < called <= at]
+        for number, found in calls.items()
+    }
+    # First, each number's verdict with the prior's best hours: it says the number's zone.
+    verdicts: list[list[Verdict | None]] = []
+    groups: dict[tuple[str | None, str], set[str]] = defaultdict(set)
+    for contact in contacts:
+        row: list[Verdict | None] = []
+        for entry in contact.phones:
+            number = entry.get("number")
+            if not (isinstance(number, str) and _E164.fullmatch(number)):
+                row.append(None)
+                continue
+            verdict = assess(
+                number,
+                now=at,
+                rules=rules,
+                state_province=contact.state_province,
+                time_zone=contact.time_zone,
+                line_type=entry.get("type"),
+                recent_calls=recent.get(number, ()),
+            )
+            row.append(verdict)
+            if verdict.time_zone is not None and number in calls:
+                groups[(entry.get("type"), verdict.time_zone)].add(number)
+        verdicts.append(row)
+    # Then the best hours of a line type and zone the client's calls teach (P175).
+    counts = {}
+    for (line_type, zone), members in groups.items():
+        reported = [call for number in members for call in calls[number]]
+        if len(reported) >= LEARNING_MIN_CALLS:
+            counts[(line_type, zone)] = tally_calls(reported, ZoneInfo(zone))
+    answer: list[WithVerdicts] = []
+    for contact, row in zip(contacts, verdicts, strict=True):
+        phones: list[dict[str, Any]] = []
+        for entry, found in zip(contact.phones, row, strict=True):
+            if found is None:
+                phones.append({**entry, **NO_VERDICT})
+                continue
+            learned = counts.get((entry.get("type"), found.time_zone or ""))
+            if learned is not None:
+                found = assess(
+                    entry["number"],
+                    now=at,
+                    rules=rules,
+                    state_province=contact.state_province,
+                    time_zone=contact.time_zone,
+                    line_type=entry.get("type"),
+                    recent_calls=recent.get(entry["number"], ()),
+                    call_counts=learned,
+                )
+            phones.append({**entry, **present(found)})
+        best = contact.best_phone
+        if best is not None:
+            best = best_phone(phones) or best
+        answer.append(WithVerdicts(phones, best))
+    return answer
+
+
+async def present_with_verdicts(
+    session: AsyncSession,
+    *,
+    client_id: str,
+    presented: Sequence[dict[str, Any]],
+    rules: Rules,
+    now: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Presented version 2 contacts (``present_contact``) with the verdicts merged into their
+    ``phones`` and their ``bestPhone`` recomputed; new dicts, the ones given are unchanged."""
+    merged = await with_verdicts(
+        session,
+        client_id=client_id,
+        contacts=[shown(c["phones"], c, c["bestPhone"]) for c in presented],
+        rules=rules,
+        now=now,
+    )
+    return [
+        {**contact, "phones": done.phones, "bestPhone": done.best_phone}
+        for contact, done in zip(presented, merged, strict=True)
+    ]
