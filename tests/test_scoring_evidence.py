@@ -8,7 +8,7 @@ import math
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import httpx
@@ -18,7 +18,14 @@ from sqlalchemy import event, func, select
 
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Base, Database
-from dialscore.models import CallOutcome, CompanyLine, ContactNumber, DncNumber, NumberBlock
+from dialscore.models import (
+    CallOutcome,
+    CompanyLine,
+    ContactNumber,
+    DncImport,
+    DncNumber,
+    NumberBlock,
+)
 from dialscore.scoring import repository as scoring_repo
 from dialscore.scoring import service
 from dialscore.scoring.engine import ContactScore
@@ -144,6 +151,46 @@ async def test_dnc_lists_per_number(db: Database, tenant: Tenant) -> None:
     assert phones[US_OTHER]["status"] == "p2"
     assert score.lead_status == "P1"
     assert score.best_phone == {"number": US_OTHER, "status": "p2", "ivrPath": None}
+
+
+def dnc_import(list_name: str, file_date: date, applied_at: datetime) -> DncImport:
+    return DncImport(
+        list_name=list_name,
+        kind="full",
+        file_name=f"{list_name}.txt",
+        file_date=file_date,
+        file_date_source="option",
+        applied_at=applied_at,
+        numbers=1,
+        added=1,
+        removed=0,
+    )
+
+
+async def test_a_listed_number_says_how_old_its_lists_are(db: Database, tenant: Tenant) -> None:
+    """Each list a number is on whose imports are recorded says how old its newest file is,
+    and warns past the 31 days the rule allows (P188); a list without records says nothing
+    of its age, and only a list's newest import counts."""
+    today = utcnow().date()
+    await insert(
+        db,
+        DncNumber(number=14155552671, list_name="national"),
+        DncNumber(number=14155552671, list_name="state_ca"),
+        DncNumber(number=14155552671, list_name="company"),
+        # national's newest import is 40 days old: the older one before it does not count.
+        dnc_import("national", today - timedelta(days=70), utcnow() - timedelta(days=60)),
+        dnc_import("national", today - timedelta(days=40), utcnow() - timedelta(days=39)),
+        dnc_import("state_ca", today - timedelta(days=1), utcnow()),
+    )
+    (score,) = await scores_of(db, tenant.client_id, [item([US])])
+    reasons = by_number(score)[US]["reasons"]
+    assert "on do-not-call list company, national, state_ca" in reasons
+    assert (
+        "do-not-call list national: newest file 40 days old, older than the 31 days the rule "
+        "allows: import a fresh copy"
+    ) in reasons
+    assert "do-not-call list state_ca: newest file 1 day old" in reasons
+    assert not any(r.startswith("do-not-call list company") for r in reasons)
 
 
 # -- company lines ----------------------------------------------------------------------------

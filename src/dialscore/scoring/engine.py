@@ -259,6 +259,7 @@ def score_phone(
     if evidence.dnc_lists:
         modifier = "dnc"
         reasons.append(f"on do-not-call list {', '.join(sorted(evidence.dnc_lists))}")
+        reasons.extend(dnc_age_reason(name, days) for name, days in evidence.dnc_file_ages)
     if counts["dnc_request"]:
         modifier = "dnc"
         reasons.append("the person asked not to be called")
@@ -326,6 +327,20 @@ def score_phone(
     if status.startswith("na"):  # a listed number that is not p1 (see _status)
         probability = 0.0
     return PhoneScore(status, tuple(reasons), ivr_path, probability)
+
+
+# The most days a do-not-call list may go without a fresh copy: the Telemarketing Sales Rule
+# asks sellers to download the national registry at least every 31 days (16 CFR 310.4(b)(3)).
+DNC_MAX_AGE_DAYS = 31
+
+
+def dnc_age_reason(name: str, days: int) -> str:
+    """How old the newest file of a do-not-call list a number is on is, and a warning when
+    it is older than the rule allows (P188)."""
+    age = f"do-not-call list {name}: newest file {days} day{'s' if days != 1 else ''} old"
+    if days > DNC_MAX_AGE_DAYS:
+        return f"{age}, older than the {DNC_MAX_AGE_DAYS} days the rule allows: import a fresh copy"
+    return age
 
 
 def connect_rate(score: PhoneScore | None) -> float | None:

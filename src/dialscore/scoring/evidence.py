@@ -71,6 +71,9 @@ class NumberEvidence:
     block: str | None = None
     # The do-not-call lists the number is on.
     dnc_lists: tuple[str, ...] = ()
+    # Of those whose imports are recorded, each with the age in days of its newest import's
+    # file when the number was scored (P188).
+    dnc_file_ages: tuple[tuple[str, int], ...] = ()
     # Calls the client reported, oldest first.
     calls: tuple[Call, ...] = field(default_factory=tuple)
     # How many other people of the same company carry this number in the client's data.

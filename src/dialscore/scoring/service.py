@@ -16,6 +16,7 @@ from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.identity.keys import company_identity_key, person_from_fields, person_name_key
+from dialscore.kit.clock import utcnow
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import DAY, ContactScore, score_parsed, tally_calls
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
@@ -161,6 +162,8 @@ async def _number_evidence(
     prefixes = {prefix for n in numbers for prefix in (_nanp_prefixes(n) or ())}
     blocks = await repo.block_categories(session, prefixes)
     listed = await repo.dnc_lists(session, {int(n[1:]) for n in numbers})
+    freshness = await repo.dnc_list_freshness(session) if listed else {}
+    today = utcnow().date()
     lines = await repo.company_lines(session, numbers)
     history = await repo.outcomes_for(session, client_id, numbers)
     base: dict[str, NumberEvidence] = {}
@@ -173,9 +176,15 @@ async def _number_evidence(
             Call(row.outcome, row.called_at.timestamp(), row.ivr_path, named=bool(row.contact_id))
             for row in history.get(number, ())
         )
+        lists = tuple(sorted(listed.get(int(number[1:]), ())))
         base[number] = NumberEvidence(
             block=block,
-            dnc_lists=tuple(sorted(listed.get(int(number[1:]), ()))),
+            dnc_lists=lists,
+            dnc_file_ages=tuple(
+                (name, (today - freshness[name].file_date).days)
+                for name in lists
+                if name in freshness
+            ),
             calls=calls,
             company_line=number in lines,
             directory_ivr_path=lines.get(number),
