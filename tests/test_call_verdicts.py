@@ -259,3 +259,48 @@ def test_a_refused_rules_file_stops_the_start(tmp_path: Path) -> None:
     )
     with pytest.raises(RulesError, match="rule US-FL, hours: end 08:00 is not after start 20:00"):
         create_app(settings, run_worker=False)
+
+
+async def test_best_hours_are_learnt_from_the_clients_calls_once_there_are_enough(
+    api: httpx.AsyncClient, app: FastAPI, tenant: Tenant, clock: list[datetime]
+) -> None:
+    """From 30 reported calls to numbers of a line type and zone, their connects teach the best
+    hours (P175, P177): here every call on Wednesdays at 14:00 Los Angeles time connected and
+    every other one went unanswered, so that hour leads, away from the prior's, and says how
+    many calls it rests on."""
+    job_id = await scored_job(api, app, tenant, [contact(phone=LOS_ANGELES)])
+    prior = phone(await contacts_of(api, tenant, job_id), LOS_ANGELES)["bestCallHours"]
+    assert prior and all(hours["basedOnCalls"] == 0 for hours in prior)
+    assert not any("wed" in hours["days"] and hours["from"] == "14:00" for hours in prior)
+
+    # Wednesdays at 14:00 in Los Angeles (21:00 UTC in daylight time), over the past weeks;
+    # and unanswered calls at the prior's hours (Tuesdays at 10:00 and 16:00 there).
+    wednesday = datetime(2026, 6, 10, 21, 0, tzinfo=UTC)
+    tuesday = datetime(2026, 6, 9, 17, 0, tzinfo=UTC)
+    connected = [
+        {"number": LOS_ANGELES, "outcome": "connected", "calledAt": at.isoformat()}
+        for at in (wednesday - timedelta(weeks=week) for week in range(12))
+    ]
+    answer = await api.post(f"{V2}/calls", json={"calls": connected}, headers=tenant.headers)
+    assert answer.status_code == 200, answer.text
+    # 12 calls are too few to learn from: still the prior.
+    assert phone(await contacts_of(api, tenant, job_id), LOS_ANGELES)["bestCallHours"] == prior
+
+    calls = [
+        {"number": LOS_ANGELES, "outcome": "no_answer", "calledAt": at.isoformat()}
+        for week in range(12)
+        for at in (
+            tuesday - timedelta(weeks=week),
+            tuesday + timedelta(hours=6) - timedelta(weeks=week),
+        )
+    ]
+    answer = await api.post(f"{V2}/calls", json={"calls": calls}, headers=tenant.headers)
+    assert answer.status_code == 200, answer.text
+
+    learnt = phone(await contacts_of(api, tenant, job_id), LOS_ANGELES)["bestCallHours"]
+    assert learnt != prior
+    best = learnt[0]
+    assert "wed" in best["days"] and (best["from"], best["to"]) == ("14:00", "15:00")
+    # The calls of that hour (the learning needs 36 here, 30 at least, of the type and zone).
+    assert best["basedOnCalls"] == 12
+    assert best["expectedConnectRate"] > max(hours["expectedConnectRate"] for hours in prior)
