@@ -109,6 +109,15 @@ class Settings(BaseSettings):
     twilio_rate_per_second: float = Field(default=50.0, gt=0)
     twilio_timeout: float = Field(default=5.0, gt=0)
 
+    # The FCC Reassigned Numbers Database (P190, P191): contacts with a consentDate have their
+    # US numbers checked. Both credentials set: on; neither: off.
+    rnd_username: str | None = None
+    rnd_api_key: str | None = None
+    rnd_base_url: str = "https://api.reassigned.us"
+    rnd_max_in_flight: int = Field(default=5, ge=1)
+    rnd_rate_per_second: float = Field(default=10.0, gt=0)
+    rnd_timeout: float = Field(default=10.0, gt=0)
+
     # Enrichment providers (People Data Labs, Apollo).
     # A provider is on when its API key is set; without one the waterfall skips it.
     pdl_api_key: str | None = None

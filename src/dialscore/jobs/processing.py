@@ -40,6 +40,7 @@ from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
+from dialscore.scoring.reassigned import ReassignedNumbers
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 
@@ -167,6 +168,7 @@ async def _score_and_save(
     parsed: Mapping[str, scoring.ScoringItem],
     rate_scale: float,
     verifiers: Sequence[VerificationProvider],
+    reassigned: ReassignedNumbers | None,
     rules: Rules,
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
@@ -185,6 +187,12 @@ async def _score_and_save(
     if core and verifiers:
         numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
         verifications = await scoring.verify(verifiers, numbers)
+    # Contacts with a consent date: their US numbers against the FCC database (P190).
+    checks = await scoring.check_reassigned(
+        reassigned,
+        items,
+        {c.id: c.unmapped_fields for c, e in zip(batch, found, strict=True) if e is not None},
+    )
     async with lease.holding() as session:
         now = utcnow()
         scores = iter(
@@ -197,6 +205,7 @@ async def _score_and_save(
                 core=core,
                 verifications=verifications,
                 verifiers=verifiers,
+                reassigned=checks,
             )
         )
         results = [
@@ -263,6 +272,7 @@ async def process_job(
     settings: ProcessingSettings,
     sources: Sequence[EnrichmentSource] = (),
     verifiers: Sequence[VerificationProvider] = (),
+    reassigned: ReassignedNumbers | None = None,
     collect_all: bool = False,
     on_events: Callable[[], None] | None = None,
     should_stop: Callable[[], bool] = _never,
@@ -310,6 +320,7 @@ async def process_job(
         settings=settings,
         sources=sources,
         verifiers=verifiers,
+        reassigned=reassigned,
         collect_all=collect_all,
         on_events=on_events,
         should_stop=should_stop,
@@ -340,6 +351,7 @@ async def _process(
     settings: ProcessingSettings,
     sources: Sequence[EnrichmentSource],
     verifiers: Sequence[VerificationProvider],
+    reassigned: ReassignedNumbers | None,
     collect_all: bool,
     on_events: Callable[[], None] | None,
     should_stop: Callable[[], bool],
@@ -381,6 +393,7 @@ async def _process(
                 parsed=parsed,
                 rate_scale=rate_scale,
                 verifiers=verifiers,
+                reassigned=reassigned,
                 rules=rules,
             )
             if emitted and on_events is not None:

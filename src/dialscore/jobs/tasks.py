@@ -12,14 +12,15 @@ from dialscore.jobs import processing, service
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import DISPATCHER, Wakers
 from dialscore.scoring.providers import VerificationProvider
+from dialscore.scoring.reassigned import ReassignedNumbers
 from dialscore.scoring.service import RateScales
 
 
 class JobContext(Protocol):
     """What a task of jobs uses, given by the worker that runs it: the settings, a database
-    for the worker's event loop, the enrichment sources and verification providers, the
-    process's wakers, the clients' rate scales it keeps, and whether the process is
-    stopping."""
+    for the worker's event loop, the enrichment sources, the verification providers and the
+    Reassigned Numbers Database query, the process's wakers, the clients' rate scales it
+    keeps, and whether the process is stopping."""
 
     @property
     def settings(self) -> Settings: ...
@@ -32,6 +33,9 @@ class JobContext(Protocol):
 
     @property
     def providers(self) -> Sequence[VerificationProvider]: ...
+
+    @property
+    def reassigned_numbers(self) -> ReassignedNumbers | None: ...
 
     @property
     def wakers(self) -> Wakers: ...
@@ -56,6 +60,7 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         ),
         sources=context.enrichment_sources,
         verifiers=context.providers,
+        reassigned=context.reassigned_numbers,
         collect_all=settings.enrichment_collect_all,
         on_events=lambda: context.wakers.wake(DISPATCHER),
         # A job stops after its batch when the process stops, and another worker goes on.

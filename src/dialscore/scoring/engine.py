@@ -16,7 +16,9 @@ Each number gets an estimate of the probability that a call reaches the person:
 
 Hard evidence overrides the estimate: invalid and fictional numbers, and numbers
 disconnected on two different days are ``na``; a number reported as the wrong one for the
-person in the last 180 days, and not found theirs since, is ``na - auth`` (D28). Modifiers
+person in the last 180 days, and not found theirs since, is ``na - auth`` (D28), as is a number
+the FCC Reassigned Numbers Database says was reassigned since the contact's consent date
+(P192). Modifiers
 add what a caller must know: on a do-not-call list (``dnc``), a dial tree (``ivr``), a
 switchboard (``h``), screened (``sf``)."""
 
@@ -31,6 +33,7 @@ from typing import Any
 from dialscore.phones import LineType
 from dialscore.scoring import lines
 from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence
+from dialscore.scoring.listings import dnc_age_reason, reassigned_reason
 from dialscore.scoring.numbers import (
     EnrichedNumber,
     ParsedPhone,
@@ -239,6 +242,26 @@ def score_phone(
 ) -> PhoneScore:
     """The number's status, reasons and estimate; ``rate_scale`` multiplies the line types'
     live rates (P90); ``tally``, when given, counts the number's calls against the model."""
+    score = _score_line(phone, evidence, now, rate_scale=rate_scale, tally=tally)
+    check = evidence.reassigned
+    if check is None or not phone.valid:
+        return score
+    reason = reassigned_reason(check)
+    if check.answer == "yes":
+        # Someone else's number since the consent was given: no consent covers them (P192).
+        return PhoneScore("na - auth", (reason, *score.reasons), score.ivr_path, 0.0)
+    return replace(score, reasons=(*score.reasons, reason))
+
+
+def _score_line(
+    phone: ParsedPhone,
+    evidence: NumberEvidence,
+    now: float,
+    *,
+    rate_scale: float,
+    tally: lines.Tally | None,
+) -> PhoneScore:
+    """``score_phone`` from the number's line and calls alone."""
     if not phone.valid:
         return PhoneScore("na", ("not a valid phone number",), None, 0.0)
     reasons: list[str] = []
@@ -327,20 +350,6 @@ def score_phone(
     if status.startswith("na"):  # a listed number that is not p1 (see _status)
         probability = 0.0
     return PhoneScore(status, tuple(reasons), ivr_path, probability)
-
-
-# The most days a do-not-call list may go without a fresh copy: the Telemarketing Sales Rule
-# asks sellers to download the national registry at least every 31 days (16 CFR 310.4(b)(3)).
-DNC_MAX_AGE_DAYS = 31
-
-
-def dnc_age_reason(name: str, days: int) -> str:
-    """How old the newest file of a do-not-call list a number is on is, and a warning when
-    it is older than the rule allows (P188)."""
-    age = f"do-not-call list {name}: newest file {days} day{'s' if days != 1 else ''} old"
-    if days > DNC_MAX_AGE_DAYS:
-        return f"{age}, older than the {DNC_MAX_AGE_DAYS} days the rule allows: import a fresh copy"
-    return age
 
 
 def connect_rate(score: PhoneScore | None) -> float | None:

@@ -65,6 +65,26 @@ class Verification:
             )
 
 
+# What the FCC Reassigned Numbers Database answers of a number since a date (P191).
+REASSIGNED_ANSWERS = ("yes", "no", "no_data")
+
+
+@dataclass(frozen=True)
+class ReassignedCheck:
+    """The FCC Reassigned Numbers Database asked about the number since the contact's consent
+    date (P190): ``answer`` is one of REASSIGNED_ANSWERS, or None when the database did not
+    answer; ``consent_date`` is the ISO date asked about, or, when ``date_valid`` is False,
+    the value the contact gave, which is no date and was not asked about."""
+
+    consent_date: str
+    answer: str | None = None
+    date_valid: bool = True
+
+    def __post_init__(self) -> None:
+        if self.answer is not None and self.answer not in REASSIGNED_ANSWERS:
+            raise ValueError(f"answer {self.answer!r} is not one of {REASSIGNED_ANSWERS}")
+
+
 @dataclass(frozen=True)
 class NumberEvidence:
     # The carrier category of the number's imported NANP block.
@@ -85,6 +105,8 @@ class NumberEvidence:
     company_line: bool = False
     directory_ivr_path: str | None = None
     verification: Verification | None = None
+    # The Reassigned Numbers Database's answer since this contact's consent date (P190).
+    reassigned: ReassignedCheck | None = None
 
 
 NO_EVIDENCE = NumberEvidence()

@@ -8,6 +8,7 @@ from typing import Protocol
 from dialscore.config import Settings
 from dialscore.kit.paced_http import Pacing, ProviderUnavailable
 from dialscore.scoring.evidence import VERIFIED_LINE_TYPES, Verification
+from dialscore.scoring.reassigned import ReassignedNumbers
 from dialscore.scoring.twilio import TwilioLookup
 
 # Our vocabulary of line types; every provider maps its own onto these.
@@ -35,6 +36,12 @@ def check_provider_settings(settings: Settings) -> None:
     if bool(sid) != bool(token):
         missing = "DIALSCORE_TWILIO_AUTH_TOKEN" if sid else "DIALSCORE_TWILIO_ACCOUNT_SID"
         raise ValueError(f"Twilio Lookup is half configured: set {missing} too, or neither")
+    username, key = settings.rnd_username, settings.rnd_api_key
+    if bool(username) != bool(key):
+        missing = "DIALSCORE_RND_API_KEY" if username else "DIALSCORE_RND_USERNAME"
+        raise ValueError(
+            f"the Reassigned Numbers Database is half configured: set {missing} too, or neither"
+        )
 
 
 def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
@@ -56,3 +63,21 @@ def providers_from_settings(settings: Settings) -> list[VerificationProvider]:
             )
         )
     return providers
+
+
+def reassigned_numbers_from_settings(settings: Settings) -> ReassignedNumbers | None:
+    """The FCC Reassigned Numbers Database query when it is configured (P191), else None."""
+    check_provider_settings(settings)
+    username, key = settings.rnd_username, settings.rnd_api_key
+    if not (username and key):
+        return None
+    return ReassignedNumbers(
+        username,
+        key,
+        base_url=settings.rnd_base_url,
+        pacing=Pacing(
+            max_in_flight=settings.rnd_max_in_flight,
+            rate_per_second=settings.rnd_rate_per_second,
+            timeout=settings.rnd_timeout,
+        ),
+    )

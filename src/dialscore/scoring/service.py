@@ -8,7 +8,7 @@ import hashlib
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import structlog
@@ -19,13 +19,20 @@ from dialscore.identity.keys import company_identity_key, person_from_fields, pe
 from dialscore.kit.clock import utcnow
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import DAY, ContactScore, score_parsed, tally_calls
-from dialscore.scoring.evidence import NO_EVIDENCE, Call, NumberEvidence, Verification
+from dialscore.scoring.evidence import (
+    NO_EVIDENCE,
+    Call,
+    NumberEvidence,
+    ReassignedCheck,
+    Verification,
+)
 from dialscore.scoring.numbers import (
     EnrichedNumber,
     ParsedPhone,
     parse_contact_phones,
 )
 from dialscore.scoring.providers import VerificationProvider
+from dialscore.scoring.reassigned import ReassignedNumbers
 
 log = structlog.get_logger(__name__)
 
@@ -144,6 +151,73 @@ async def verify(
     return found
 
 
+# Where a contact's consent date comes: a field the spec does not have, kept in
+# ``unmappedFields`` (P190).
+CONSENT_DATE_FIELD = "consentDate"
+# Per contact id, per E.164 number: what the Reassigned Numbers Database said (P190).
+ReassignedChecks = Mapping[str, Mapping[str, ReassignedCheck]]
+
+
+def consent_date(unmapped: Mapping[str, Any]) -> date | str | None:
+    """The contact's consent date: a date, the value given when it is no ISO date
+    (``YYYY-MM-DD``), or None when it gave none (P190)."""
+    value = unmapped.get(CONSENT_DATE_FIELD)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    return value if isinstance(value, str) else repr(value)
+
+
+def _rnd_numbers(phones: Sequence[ParsedPhone]) -> list[str]:
+    """The numbers the Reassigned Numbers Database knows: US numbers of the NANP."""
+    numbers = (p.e164 for p in phones if p.country == "US")
+    return list(dict.fromkeys(n for n in numbers if n is not None and n.startswith("+1")))
+
+
+async def check_reassigned(
+    checker: ReassignedNumbers | None,
+    items: Sequence[ScoringItem],
+    consent: Mapping[str, Mapping[str, Any]],
+) -> dict[str, dict[str, ReassignedCheck]]:
+    """The Reassigned Numbers Database's answer for each US number of each contact with a
+    consent date (``consent``: unmapped fields by contact id), each distinct (number, date)
+    asked once. Nothing when it is not configured; a contact whose consent date is no date
+    is not asked about, and says so; when the database cannot answer at all, its numbers
+    are scored without it and say so (P192)."""
+    if checker is None:
+        return {}
+    wanted: dict[str, tuple[date | str, list[str]]] = {}
+    for it in items:
+        since = consent_date(consent.get(it.contact_id, {}))
+        numbers = _rnd_numbers(it.phones) if since is not None else []
+        if since is not None and numbers:
+            wanted[it.contact_id] = (since, numbers)
+    queries = [
+        (number, since)
+        for since, numbers in wanted.values()
+        if isinstance(since, date)
+        for number in numbers
+    ]
+    answers: dict[tuple[str, date], str] = {}
+    if queries:
+        try:
+            answers = await checker.check(queries)
+        except Exception:
+            log.exception("reassigned numbers database failed", provider=checker.name)
+    checks: dict[str, dict[str, ReassignedCheck]] = {}
+    for contact_id, (since, numbers) in wanted.items():
+        if isinstance(since, date):
+            day = since.isoformat()
+            checks[contact_id] = {n: ReassignedCheck(day, answers.get((n, since))) for n in numbers}
+        else:
+            checks[contact_id] = {n: ReassignedCheck(since, date_valid=False) for n in numbers}
+    return checks
+
+
 def _nanp_prefixes(number: str) -> tuple[str, str] | None:
     if number.startswith("+1") and len(number) == 12:
         national = number[2:]
@@ -198,9 +272,11 @@ async def evidence_for(
     client_id: str,
     items: Sequence[ScoringItem],
     verifications: Mapping[str, Verification] | None = None,
+    reassigned: ReassignedChecks | None = None,
 ) -> list[dict[str, NumberEvidence]]:
     """The evidence per number for each item: five queries per 500 numbers (one per kind of
-    evidence), whatever the number of contacts."""
+    evidence), whatever the number of contacts. ``reassigned`` adds the Reassigned Numbers
+    Database's answers, per contact id and number."""
     numbers = {p.e164 for it in items for p in it.phones if p.e164 is not None}
     if not numbers:
         return [{} for _ in items]
@@ -227,6 +303,9 @@ async def evidence_for(
                     evidence = replace(evidence, shared_with=others)
             if _carried_by_others(groups, it.contact_id, person):
                 evidence = replace(evidence, carried_by_others=True)
+            check = (reassigned or {}).get(it.contact_id, {}).get(phone.e164)
+            if check is not None:
+                evidence = replace(evidence, reassigned=check)
             per_number[phone.e164] = evidence
         out.append(per_number)
     return out
@@ -304,9 +383,10 @@ async def score_items(
     core: bool = False,
     verifications: Mapping[str, Verification] | None = None,
     verifiers: Sequence[VerificationProvider] = (),
+    reassigned: ReassignedChecks | None = None,
 ) -> list[ContactScore]:
     """Scores a batch: the evidence in a few queries, then the pure engine per contact."""
-    evidence = await evidence_for(session, client_id, items, verifications)
+    evidence = await evidence_for(session, client_id, items, verifications, reassigned)
     notes: dict[str, tuple[str, ...]] = {}
     if core:
         verified = verifications or {}

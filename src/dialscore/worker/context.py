@@ -17,7 +17,12 @@ from dialscore.enrichment.service import enrichment_providers_from_settings, sou
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import Wakers
-from dialscore.scoring.providers import VerificationProvider, providers_from_settings
+from dialscore.scoring.providers import (
+    VerificationProvider,
+    providers_from_settings,
+    reassigned_numbers_from_settings,
+)
+from dialscore.scoring.reassigned import ReassignedNumbers
 from dialscore.scoring.service import RateScales
 
 
@@ -35,6 +40,9 @@ class TaskContext:
     rate_scales: RateScales = field(default_factory=RateScales)
     # Verification providers of core scoring, made on first use on the worker's event loop.
     _providers: list[VerificationProvider] | None = None
+    # The FCC Reassigned Numbers Database query (P191), likewise; a list once made (empty
+    # when it is not configured).
+    _reassigned: list[ReassignedNumbers] | None = None
     # The enrichment waterfall, in the operator's order, made on first use likewise.
     _enrichment: list[EnrichmentSource] | None = None
     _enrichment_providers: dict[str, EnrichmentProvider] | None = None
@@ -64,6 +72,13 @@ class TaskContext:
         return self._providers
 
     @property
+    def reassigned_numbers(self) -> ReassignedNumbers | None:
+        if self._reassigned is None:
+            checker = reassigned_numbers_from_settings(self.settings)
+            self._reassigned = [] if checker is None else [checker]
+        return self._reassigned[0] if self._reassigned else None
+
+    @property
     def enrichment_sources(self) -> list[EnrichmentSource]:
         if self._enrichment is None:
             self._enrichment_providers = enrichment_providers_from_settings(self.settings)
@@ -75,6 +90,8 @@ class TaskContext:
     async def close(self) -> None:
         for provider in self._providers or ():
             await provider.close()
+        for checker in self._reassigned or ():
+            await checker.close()
         for source in (self._enrichment_providers or {}).values():
             await source.close()
         await self.db.dispose()
