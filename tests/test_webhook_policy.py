@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 
 from dialscore.config import Settings
 from dialscore.kit.paced_http import parse_retry_after
-from dialscore.webhooks.delivery import policy_from
 from dialscore.webhooks.policy import (
     DEFAULT_SCHEDULE,
     RETRY_WINDOW,
     RetryPolicy,
     classify,
     parse_schedule,
+    policy_from,
 )
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, MemoryRateLimiter, RedisRateLimiter
 

@@ -84,6 +84,14 @@ class Candidate:
     lapsed_lease: datetime | None = None
 
     @property
+    def endpoint_key(self) -> str | None:
+        """The rate key of a subscription with a rate of its own (P141); None for one
+        without and for a callback."""
+        if self.subscription_rate is None or self.subscription_id is None:
+            return None
+        return f"subscription:{self.subscription_id}"
+
+    @property
     def rate(self) -> float:
         """The owner's deliveries per second: its client's own, else its plan's."""
         return float(self.overrides.get("webhook_rate", self.plan_rate))

@@ -15,7 +15,6 @@ import functools
 import random
 import time
 from collections import Counter, defaultdict, deque
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import aiohttp
@@ -30,9 +29,10 @@ from dialscore.kit.db import Database
 from dialscore.kit.leases import beat_seconds
 from dialscore.kit.paced_http import parse_retry_after
 from dialscore.kit.polling import PollingLoop
-from dialscore.webhooks import claims, sign, signing_key, standard_signature
+from dialscore.webhooks import claims, sign, signing_key
+from dialscore.webhooks.claimed import Claimed, Result
 from dialscore.webhooks.outcomes import Outcome, OutcomeWriter
-from dialscore.webhooks.policy import DEFAULT_SCHEDULE, RetryPolicy, classify, parse_schedule
+from dialscore.webhooks.policy import classify, policy_from
 from dialscore.webhooks.ratelimit import DeliveryRateLimiter, RateUnavailable
 from dialscore.webhooks.schemas import delivery_body
 from dialscore.webhooks.service import PREVIOUS_SECRET_KEPT, secret_box
@@ -52,74 +52,6 @@ _HELD_PER_PLACE = 8
 _CANDIDATES_PER_WANTED = 2
 
 
-@dataclass(frozen=True)
-class Claimed:
-    delivery_id: str
-    key: str
-    origin: str
-    rate: float
-    url: str
-    secret: str
-    body: bytes
-    attempts: int
-    first_attempt_at: datetime | None
-    # The end of the lease the claim wrote: the dispatcher's token for renewing and handing
-    # back the delivery while its attempt is not recorded.
-    leased_until: datetime
-    event_type: str
-    # When the event was made, for the delivery latency metric.
-    created_at: datetime | None = None
-    # The keys of webhook-signature (P120): the secret's, and until ``previous_until`` the
-    # one of the secret it replaced (P121). None: made from ``secret`` when sent.
-    hmac_key: bytes | None = None
-    previous_key: bytes | None = None
-    previous_until: datetime | None = None
-    # The subscription's own rate key and deliveries per second (P141), when it has one: a
-    # send waits for room under it as well as under ``key``.
-    endpoint_key: str | None = None
-    endpoint_rate: float | None = None
-    # The subscription it goes to; None for a version 1 callback.
-    subscription_id: str | None = None
-
-    @property
-    def slots(self) -> list[tuple[str, float]]:
-        """The rate keys a send is counted under: the subscription's own first (usually the
-        tighter, so a send waiting for it holds nothing of its user's rate), then its
-        user's."""
-        own = []
-        if self.endpoint_key is not None and self.endpoint_rate is not None:
-            own.append((self.endpoint_key, self.endpoint_rate))
-        return [*own, (self.key, self.rate)]
-
-    def standard_headers(self, now: datetime) -> dict[str, str]:
-        """The Standard Webhooks headers of an attempt made ``now``: its own timestamp, so
-        its own signatures; the body is signed as it is sent (P106), not encoded again."""
-        timestamp = int(now.timestamp())
-        key = self.hmac_key if self.hmac_key is not None else signing_key(self.secret)
-        signatures = [standard_signature(key, self.delivery_id, timestamp, self.body)]
-        if (
-            self.previous_key is not None
-            and self.previous_until is not None
-            and now < self.previous_until
-        ):
-            signatures.append(
-                standard_signature(self.previous_key, self.delivery_id, timestamp, self.body)
-            )
-        return {
-            "webhook-id": self.delivery_id,
-            "webhook-timestamp": str(timestamp),
-            "webhook-signature": " ".join(signatures),
-        }
-
-
-@dataclass(frozen=True)
-class Result:
-    status_code: int | None
-    error: str | None
-    retry_after: str | None
-    final: bool = False
-
-
 @functools.lru_cache(maxsize=4096)
 def _origin(url: str) -> str:
     try:
@@ -127,14 +59,6 @@ def _origin(url: str) -> str:
     except outbound.RefusedTarget:
         return url
     return f"{target.scheme}://{target.host}:{target.port}"
-
-
-def policy_from(settings: Settings) -> RetryPolicy:
-    """The configured schedule (else the default one) with the configured jitter."""
-    schedule = DEFAULT_SCHEDULE
-    if settings.webhook_retry_schedule:
-        schedule = parse_schedule(settings.webhook_retry_schedule)
-    return RetryPolicy(schedule=schedule, jitter=settings.webhook_retry_jitter)
 
 
 class Dispatcher:
@@ -292,7 +216,7 @@ class Dispatcher:
                 key = f"{candidate.user_id}:{candidate.event_type}"
                 origin = _origin(candidate.url)
                 key_cap = max(1, int(candidate.rate * _BACKLOG_SECONDS))
-                own = _endpoint_key(candidate)
+                own = candidate.endpoint_key
                 own_cap = max(1, int((candidate.subscription_rate or 0) * _BACKLOG_SECONDS))
                 if (
                     self._per_key[key] + batch_keys[key] >= key_cap
@@ -564,14 +488,6 @@ def _log_takeover(chosen: list[claims.Candidate]) -> None:
             count=len(lapsed),
             earliest_lease_ran_out_at=isoformat(min(lapsed)),
         )
-
-
-def _endpoint_key(candidate: claims.Candidate) -> str | None:
-    """The rate key of a subscription with a rate of its own (P141); None for one without
-    and for a callback."""
-    if candidate.subscription_rate is None or candidate.subscription_id is None:
-        return None
-    return f"subscription:{candidate.subscription_id}"
 
 
 def _by_lease(leases: dict[str, datetime]) -> dict[datetime, list[str]]:

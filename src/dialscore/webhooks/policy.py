@@ -1,4 +1,4 @@
-"""Retry policy of webhook deliveries (D23). Pure."""
+"""Retry policy of webhook deliveries (D23): pure, but for reading it from the settings."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
+
+from dialscore.config import Settings
 
 # Seconds to wait after each failed attempt: the eleventh attempt comes about three days
 # after the first.
@@ -63,3 +65,11 @@ def parse_schedule(text: str) -> tuple[float, ...]:
     if not values or any(v < 0 for v in values):
         raise ValueError("a retry schedule is a comma-separated list of seconds, each >= 0")
     return values
+
+
+def policy_from(settings: Settings) -> RetryPolicy:
+    """The configured schedule (else the default one) with the configured jitter."""
+    schedule = DEFAULT_SCHEDULE
+    if settings.webhook_retry_schedule:
+        schedule = parse_schedule(settings.webhook_retry_schedule)
+    return RetryPolicy(schedule=schedule, jitter=settings.webhook_retry_jitter)
