@@ -13,21 +13,18 @@ from dialscore.jobs.schemas import ContactOut, JobType
 from dialscore.kit.envelope import Timestamp, Uuid
 from dialscore.kit.openapi import request_example
 from dialscore.webhooks.examples import DISABLED_EVENT_SENT, TEST_EVENT_SENT
-from dialscore.webhooks.schemas import (
-    CONTACT_SCORED,
+from dialscore.webhooks.receiving import (
     ENVELOPE_ID,
     ENVELOPE_TIMESTAMP,
-    JOB_COMPLETED,
     RECEIVED,
     RECEIVER_ANSWERS,
-    TEST_EVENT,
-    WEBHOOK_DISABLED,
     SignatureHeader,
     StandardHeaders,
     UserAgentHeader,
     WebhookDisabledEvent,
     WebhookTestEvent,
 )
+from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED, TEST_EVENT, WEBHOOK_DISABLED
 
 
 class EventJob(BaseModel):
