@@ -511,7 +511,7 @@ async def test_the_webhook_page_shows_how_the_endpoint_answers(
 
 
 async def test_answer_times_read_as_people_write_them() -> None:
-    from dialscore.dashboard.webhooks import duration_words
+    from dialscore.dashboard.webhook_health import duration_words
 
     assert [duration_words(ms) for ms in (0, 85, 87.5, 999, 1000, 1240, 12_960)] == [
         "0 ms",

@@ -5,9 +5,7 @@ goes through the services the API's webhook endpoints call."""
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -16,12 +14,17 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.dashboard.web import PREFIX, FormUser, PageNotFound, SignedIn, render, sent_once
+from dialscore.dashboard.webhook_health import (
+    RELOAD_SECONDS,
+    endpoint_health,
+    window_words,
+)
 from dialscore.idempotency import answer_once
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession, get_state
 from dialscore.kit.errors import ApiError, Conflict
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
-from dialscore.models import WebhookAttempt, WebhookSubscription
+from dialscore.models import WebhookSubscription
 from dialscore.signin.schemas import WebUser
 from dialscore.webhooks import repository as repo
 from dialscore.webhooks import service
@@ -108,73 +111,6 @@ class EditForm:
             events=list(subscription.event_types),
             rate="" if rate is None else f"{rate:g}",
         )
-
-
-# The window of the health figures, and how often the page reloads itself while deliveries
-# are pending (app.js: only while nobody is typing in one of its forms).
-HEALTH_WINDOW = timedelta(hours=24)
-RELOAD_SECONDS = 10
-
-
-def duration_words(ms: float) -> str:
-    """An answer time as people write it: "85 ms", "1.2 s"."""
-    if ms < 999.5:
-        return f"{round(ms)} ms"
-    return f"{ms / 1000:.1f} s".replace(".0 s", " s")
-
-
-def window_words(window: timedelta) -> str:
-    """A length of time as people say it, in its two largest units: "5 days",
-    "1 hour 30 minutes", "45 seconds"."""
-    left = max(0, round(window.total_seconds()))
-    parts = []
-    for name, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
-        count, left = divmod(left, size)
-        if count:
-            parts.append(f"{count} {name}{'s' if count != 1 else ''}")
-    return " ".join(parts[:2]) or "0 seconds"
-
-
-def attempt_reason(attempt: WebhookAttempt) -> str:
-    """Why an attempt failed, as the delivery log words it: its error, else its status
-    code."""
-    if attempt.error:
-        return attempt.error
-    return f"status code {attempt.status_code}" if attempt.status_code is not None else "—"
-
-
-@dataclass(frozen=True)
-class Health:
-    """The figures of the page's "How the endpoint answers" section."""
-
-    successes: int
-    failures: int
-    last_success_at: datetime | None
-    last_failure_at: datetime | None
-    last_failure_reason: str
-    pending: int
-    typical: str
-    slowest: str
-
-    @property
-    def anything_sent(self) -> bool:
-        return self.last_success_at is not None or self.last_failure_at is not None
-
-
-async def _health(session: AsyncSession, subscription_id: str) -> Health:
-    found = await repo.endpoint_health(session, subscription_id, since=utcnow() - HEALTH_WINDOW)
-    durations = found.durations_ms
-    failure = found.last_failure
-    return Health(
-        successes=found.successes,
-        failures=found.failures,
-        last_success_at=found.last_success_at,
-        last_failure_at=failure.attempted_at if failure else None,
-        last_failure_reason=attempt_reason(failure) if failure else "",
-        pending=found.pending,
-        typical=duration_words(statistics.median(durations)) if durations else "",
-        slowest=duration_words(found.slowest_ms) if found.slowest_ms is not None else "",
-    )
 
 
 async def _owned(session: AsyncSession, user: WebUser, subscription_id: str) -> WebhookSubscription:
@@ -373,7 +309,7 @@ async def _webhook_page(
         session, subscription.id, offset=paging.offset, limit=paging.limit
     )
     until = service.previous_secret_until(subscription)
-    health = await _health(session, subscription.id)
+    health = await endpoint_health(session, subscription.id)
     return render(
         request,
         "webhook.html",
