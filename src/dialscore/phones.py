@@ -341,3 +341,8 @@ def _us_area(parsed: _reference.PhoneNumber) -> str:
 
 # What the geocoder says of a number of the US whose area it has no name for.
 _US_NAME: Final = "United States"
+
+
+def masked_number(number: str) -> str:
+    """Enough of a number to tell log lines apart, not enough to dial it."""
+    return f"{number[:3]}…{number[-2:]}" if len(number) > 6 else "…"

@@ -12,6 +12,7 @@ import httpx
 import structlog
 
 from dialscore.kit.paced_http import PacedClient, Pacing, ProviderUnavailable
+from dialscore.phones import masked_number
 from dialscore.scoring.evidence import REASSIGNED_ANSWERS
 
 log = structlog.get_logger(__name__)
@@ -40,11 +41,6 @@ def rnd_answer(body: dict[str, Any]) -> str | None:
         return None
     answer = re.sub(r"[\s_-]+", "_", result.strip().casefold())
     return answer if answer in REASSIGNED_ANSWERS else None
-
-
-def _masked(number: str) -> str:
-    """Enough of a number to tell log lines apart, not enough to dial it."""
-    return f"{number[:3]}…{number[-2:]}" if len(number) > 6 else "…"
 
 
 class ReassignedNumbers:
@@ -103,20 +99,20 @@ class ReassignedNumbers:
     async def _check_one(self, number: str, since: date) -> str | None:
         nanp = _NANP.fullmatch(number)
         if nanp is None:
-            log.warning("rnd_query_skipped", reason="not a US number", number=_masked(number))
+            log.warning("rnd_query_skipped", reason="not a US number", number=masked_number(number))
             return None
         body = await self._client.fetch_json(
             "GET",
             QUERY_PATH,
             events="rnd_query",
-            subject={"number": _masked(number)},
+            subject={"number": masked_number(number)},
             params={"tn": nanp.group(1), "date": since.isoformat()},
         )
         if body is None:
             return None
         answer = rnd_answer(body)
         if answer is None:
-            log.warning("rnd_query_unreadable", number=_masked(number), reason="no result")
+            log.warning("rnd_query_unreadable", number=masked_number(number), reason="no result")
         return answer
 
 

@@ -12,6 +12,7 @@ import httpx
 import structlog
 
 from dialscore.kit.paced_http import PacedClient, Pacing, ProviderUnavailable
+from dialscore.phones import masked_number
 from dialscore.scoring.evidence import Verification
 
 log = structlog.get_logger(__name__)
@@ -39,11 +40,6 @@ TWILIO_LINE_TYPES: dict[str, str] = {
 _E164 = re.compile(r"\+[1-9][0-9]{1,14}")
 # Twilio answers 401 and 403 for the account; a 402 or other 4xx is this request's own.
 REFUSED = frozenset({401, 403})
-
-
-def _masked(number: str) -> str:
-    """Enough of a number to tell log lines apart, not enough to dial it."""
-    return f"{number[:3]}…{number[-2:]}" if len(number) > 6 else "…"
 
 
 class TwilioLookup:
@@ -99,14 +95,14 @@ class TwilioLookup:
     async def _verify_one(self, number: str) -> Verification | None:
         if not _E164.fullmatch(number):
             log.warning(
-                "twilio_lookup_skipped", reason="not an E.164 number", number=_masked(number)
+                "twilio_lookup_skipped", reason="not an E.164 number", number=masked_number(number)
             )
             return None
         body = await self._client.fetch_json(
             "GET",
             f"/v2/PhoneNumbers/{quote(number, safe='')}",
             events="twilio_lookup",
-            subject={"number": _masked(number)},
+            subject={"number": masked_number(number)},
             params={"Fields": FIELDS},
         )
         return None if body is None else self._read(number, body)
@@ -118,7 +114,7 @@ class TwilioLookup:
         if not isinstance(intelligence, dict):
             log.warning(
                 "twilio_lookup_unreadable",
-                number=_masked(number),
+                number=masked_number(number),
                 reason="no line_type_intelligence in the answer",
             )
             return None
@@ -127,7 +123,7 @@ class TwilioLookup:
             # Twilio names why in error_code, e.g. 60601 for Canadian numbers without access.
             log.warning(
                 "twilio_lookup_no_line_type",
-                number=_masked(number),
+                number=masked_number(number),
                 error_code=intelligence.get("error_code"),
             )
             return None
