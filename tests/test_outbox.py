@@ -237,7 +237,9 @@ async def test_a_message_waiting_when_the_worker_starts_runs_with_its_context(
 ) -> None:
     """Tasks close over a context made before the worker takes any message: one waiting in
     the broker when the worker threads start (as a stopped worker leaves it in Redis) runs
-    with it, instead of finding no context yet."""
+    with it, instead of finding no context yet. (It may run twice: the start republishes the
+    messages a stopped worker held, this one too when it is not finished yet: at least
+    once.)"""
     task = FlakyTask(failing=set())
     db = Database(settings.resolved_database_url)
     with redis_namespace() as namespace:
@@ -246,7 +248,8 @@ async def test_a_message_waiting_when_the_worker_starts_runs_with_its_context(
                 update={"redis_url": REDIS_URL, "redis_namespace": namespace}
             )
         await _run_the_waiting_message(settings, db, task)
-    assert task.calls == 1
+    # Each call finished the message through its context (FlakyTask uses context.db).
+    assert task.calls in (1, 2)
 
 
 async def _run_the_waiting_message(settings: Settings, db: Database, task: FlakyTask) -> None:

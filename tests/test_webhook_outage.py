@@ -167,9 +167,10 @@ async def dispatching(
         await limiter.close()
 
 
-async def until(condition: Callable[[], Any], what: str) -> None:
-    """Waits (bounded) until ``condition()`` (or its awaited value) is true."""
-    deadline = time.monotonic() + PROMPTLY
+async def until(condition: Callable[[], Any], what: str, *, within: float = PROMPTLY) -> None:
+    """Waits (bounded, ``within`` seconds) until ``condition()`` (or its awaited value) is
+    true."""
+    deadline = time.monotonic() + within
     while True:
         value = condition()
         if asyncio.iscoroutine(value):
@@ -257,7 +258,8 @@ async def test_fail_closed_hands_back_at_once_and_claims_nothing_until_redis_ans
                     dispatcher.wake()
                     await until(lambda: len(receiver.received) > sent, "deliveries to resume")
                     resumed = time.monotonic() - back
-                    await until(lambda: work.all_delivered(15), "every delivery")
+                    # A hand-back the loaded database refused waits out its lease (10 s).
+                    await until(lambda: work.all_delivered(15), "every delivery", within=30)
             deliveries = await work.deliveries()
     print(f"\nfail-closed: deliveries resumed {resumed:.2f} s after Redis answered again")
     assert 5 <= sent < 15
