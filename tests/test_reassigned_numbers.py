@@ -251,6 +251,9 @@ def configured(settings: Settings, fake: FakeRND) -> Settings:
     )
 
 
+AS_OF_THE_READ = {"timeZone", "callWindow", "callableNow", "nextCallableAt", "bestCallHours"}
+
+
 async def scored_phones(
     settings: Settings, records: list[dict[str, Any]]
 ) -> dict[str, dict[str, dict[str, Any]]]:
@@ -271,7 +274,11 @@ async def scored_phones(
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for entry in answer.json()["data"]["contacts"]:
         assert entry["rejectedReason"] is None, entry
-        out[entry["firstName"]] = {p["number"]: p for p in entry["phones"]}
+        # Without the call verdict (P177): it is as of each read, and two reads differ.
+        out[entry["firstName"]] = {
+            p["number"]: {k: v for k, v in p.items() if k not in AS_OF_THE_READ}
+            for p in entry["phones"]
+        }
         if "consentDate" in entry["unmappedFields"]:
             # Kept where the spec has no field, as it was given (P190).
             assert entry["unmappedFields"] == {"consentDate": entry_consent(entry["firstName"])}
