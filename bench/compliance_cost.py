@@ -23,28 +23,13 @@ their ratio; the bar is a ratio under 0.05.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import random
-import shutil
 import statistics
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
-from pathlib import Path
-
-from sqlalchemy import select
 
 import job_processing
-from dialscore.accounts import service as accounts
-from dialscore.accounts.schemas import Principal
-from dialscore.compliance import CallTally, assess, load_rules, places, present, verdict
-from dialscore.jobs import processing
-from dialscore.kit.clock import utcnow
-from dialscore.kit.db import Database
-from dialscore.migrations import upgrade
-from dialscore.models import OutboxMessage
-from dialscore.submissions import service as submissions
+from dialscore.compliance import CallTally, assess, load_rules, present, verdict
 
 BAR = 0.05
 
@@ -97,10 +82,7 @@ def run(batch: list[dict[str, object]], cold: bool) -> tuple[float, int]:
     counts = learnt_counts()
     now = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
     if cold:
-        places._places.clear()
-        places._area_state.cache_clear()
-        rules.memo.clear()
-        verdict._instant_text.cache_clear()
+        verdict.forget(rules)
     verdicts = 0
     started = time.process_time()
     for contact in batch:
@@ -124,59 +106,13 @@ def run(batch: list[dict[str, object]], cold: bool) -> tuple[float, int]:
     return time.process_time() - started, verdicts
 
 
-async def _process_jobs(db: Database, jobs: int, size: int) -> list[float]:
-    """CPU seconds of each job's processing (``job_processing.measure``'s steps, timed per
-    job)."""
-    rng = random.Random(1)
-    async with db.unit_of_work() as session:
-        client, user = await accounts.create_client(
-            session, name="Bench", plan="enterprise", credits=Decimal(10**9), admin_email=None
-        )
-        plan = await accounts.client_plan(session, client_id=client.id)
-    principal = Principal(user.id, client.id, "admin", None, plan)
-    ids = []
-    for _ in range(jobs):
-        async with db.unit_of_work() as session:
-            submitted = await submissions.submit(
-                session,
-                principal=principal,
-                kind="scoring",
-                contacts=job_processing.contacts(size, rng),
-                scoring_type="lightning",
-                name=None,
-                now=utcnow(),
-            )
-        ids.append(submitted.opened.job_id)
-    async with db.read() as session:
-        messages = (await session.scalars(select(OutboxMessage))).all()
-    outbox = {m.payload["job_id"]: m.id for m in messages}
-    settings = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
-    spent = []
-    for job_id in ids:
-        assert job_id is not None
-        started = time.process_time()
-        await processing.process_job(db, job_id=job_id, outbox_id=outbox[job_id], settings=settings)
-        spent.append(time.process_time() - started)
-    return spent
-
-
 def processing_cpu(jobs: int, size: int) -> float:
-    """The median CPU seconds of processing a job of ``size`` contacts, embedded."""
-    folder = Path(tempfile.mkdtemp(prefix="dialscore-compliance-cost-"))
-    try:
-        url = f"sqlite:///{folder / 'bench.db'}"
-        upgrade(url)
-        db = Database(url)
-
-        async def measured() -> list[float]:
-            try:
-                return await _process_jobs(db, jobs, size)
-            finally:
-                await db.dispose()
-
-        return statistics.median(asyncio.run(measured()))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    """The median CPU seconds of processing a job of ``size`` contacts, embedded
+    (``job_processing.process_jobs``)."""
+    figures = job_processing.on_fresh_database(
+        lambda db: job_processing.process_jobs(db, jobs, size, random.Random(1))
+    )
+    return statistics.median(figures.job_cpu)
 
 
 def main() -> None:

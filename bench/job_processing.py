@@ -18,10 +18,12 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 
@@ -33,6 +35,8 @@ from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import OutboxMessage
 from dialscore.submissions import service as submissions
+
+T = TypeVar("T")
 
 
 def contacts(count: int, rng: random.Random) -> list[dict[str, Any]]:
@@ -50,7 +54,18 @@ def contacts(count: int, rng: random.Random) -> list[dict[str, Any]]:
     return made
 
 
-async def measure(db: Database, jobs: int, size: int, rng: random.Random) -> None:
+@dataclass(frozen=True)
+class Processed:
+    """CPU seconds of all the submissions, of each job's processing, and the wall time of
+    the processing."""
+
+    submitting_cpu: float
+    job_cpu: list[float]
+    wall: float
+
+
+async def process_jobs(db: Database, jobs: int, size: int, rng: random.Random) -> Processed:
+    """Submits ``jobs`` jobs of ``size`` contacts, then processes them one after the other."""
     async with db.unit_of_work() as session:
         client, user = await accounts.create_client(
             session, name="Bench", plan="enterprise", credits=Decimal(10**9), admin_email=None
@@ -76,17 +91,33 @@ async def measure(db: Database, jobs: int, size: int, rng: random.Random) -> Non
         messages = (await session.scalars(select(OutboxMessage))).all()
     outbox = {m.payload["job_id"]: m.id for m in messages}
     settings = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
-    clock, cpu = time.perf_counter(), time.process_time()
+    job_cpu = []
+    clock = time.perf_counter()
     for job_id in ids:
         assert job_id is not None
+        cpu = time.process_time()
         await processing.process_job(db, job_id=job_id, outbox_id=outbox[job_id], settings=settings)
-    wall, cpu = time.perf_counter() - clock, time.process_time() - cpu
-    scored = jobs * size
-    print(f"submission of {size} contacts: {submitting / jobs * 1000:.0f} ms CPU each")
-    print(
-        f"processing {scored} contacts: {scored / wall:,.0f} contacts/s, "
-        f"{cpu / scored * 1000:.3f} s CPU per 1000"
-    )
+        job_cpu.append(time.process_time() - cpu)
+    return Processed(submitting, job_cpu, time.perf_counter() - clock)
+
+
+def on_fresh_database(work: Callable[[Database], Awaitable[T]]) -> T:
+    """``work`` run on a migrated SQLite database in a temporary directory, removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="dialscore-processing-"))
+    try:
+        url = f"sqlite:///{folder / 'bench.db'}"
+        upgrade(url)
+        db = Database(url)
+
+        async def run() -> T:
+            try:
+                return await work(db)
+            finally:
+                await db.dispose()
+
+        return asyncio.run(run())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:
@@ -97,21 +128,16 @@ def main() -> int:
     args = parser.parse_args()
     if not (1 <= args.jobs <= 100 and 1 <= args.contacts <= 50_000):
         parser.error("--jobs must be 1..100 and --contacts 1..50000")
-    folder = Path(tempfile.mkdtemp(prefix="dialscore-processing-"))
-    try:
-        url = f"sqlite:///{folder / 'bench.db'}"
-        upgrade(url)
-        db = Database(url)
-
-        async def run() -> None:
-            try:
-                await measure(db, args.jobs, args.contacts, random.Random(args.seed))
-            finally:
-                await db.dispose()
-
-        asyncio.run(run())
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    figures = on_fresh_database(
+        lambda db: process_jobs(db, args.jobs, args.contacts, random.Random(args.seed))
+    )
+    scored = args.jobs * args.contacts
+    submission = figures.submitting_cpu / args.jobs * 1000
+    print(f"submission of {args.contacts} contacts: {submission:.0f} ms CPU each")
+    print(
+        f"processing {scored} contacts: {scored / figures.wall:,.0f} contacts/s, "
+        f"{sum(figures.job_cpu) / scored * 1000:.3f} s CPU per 1000"
+    )
     return 0
 
 

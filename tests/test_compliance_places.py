@@ -14,7 +14,7 @@ from phonenumbers import timezone as number_zones
 
 from dialscore.compliance import CallTally, assess, load_rules, places, present, tally_calls
 from dialscore.compliance.places import US_TERRITORIES, NumberPlace, state_code
-from dialscore.phones import UNKNOWN_ZONE, region_and_type
+from dialscore.phones import UNKNOWN_ZONE, analyse
 
 NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
 
@@ -57,14 +57,14 @@ def test_a_numbers_place_is_what_libphonenumbers_public_functions_say() -> None:
             assert (place, valid) == (NumberPlace(None, None, ()), False)
             continue
         assert valid == reference_valid, e164
-        assert region_and_type(e164) is not None if valid else region_and_type(e164) is None
+        assert (analyse(e164) is not None) == valid, e164
         if valid:  # an invalid number's place is not kept, nor used beyond its zones
             assert place == expected, e164
 
 
 def test_a_block_keeps_the_place_of_its_valid_numbers_only() -> None:
     # The key is +1 NPA NXX: an invalid number's place is not kept for its block.
-    places._places.clear()
+    places.forget_places()
     invalid = "+12125550123"[:5] + "0550123"  # NXX starting with 0: not a valid block
     assert places._place(invalid)[1] is False
     places.number_place(invalid)

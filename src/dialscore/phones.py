@@ -259,31 +259,6 @@ def _nanp_digits(e164: str) -> int | None:
     return None
 
 
-def region_and_type(e164: str) -> tuple[str, LineType] | None:
-    """The region code (ISO 3166 alpha-2, or ``REGION_CODE_FOR_NON_GEO_ENTITY`` for a
-    non-geographic number) and line type of a number given in E.164, from the port in use;
-    None when it is not a valid number. A NANP number is built from its digits, what parsing
-    would give, without the parsing; its validity is asked of the default country first."""
-    digits = _nanp_digits(e164)
-    if digits is not None:
-        parsed = numbering.PhoneNumber(country_code=1, national_number=digits)
-    else:
-        try:
-            parsed = numbering.parse(e164, None)
-        except numbering.NumberParseException:
-            return None
-    if numbering.is_valid_number_for_region(parsed, DEFAULT_COUNTRY):
-        region: str | None = DEFAULT_COUNTRY
-    elif numbering.is_valid_number(parsed):
-        region = numbering.region_code_for_number(parsed)
-    else:
-        return None
-    line_type = _LINE_TYPES.get(numbering.number_type(parsed))
-    if region is None or line_type is None:
-        return None
-    return region, line_type
-
-
 @dataclass(frozen=True, slots=True)
 class NumberArea:
     """Where the numbering plan puts a number: libphonenumber's region, time zone and
@@ -302,8 +277,9 @@ class NumberArea:
 
 def number_area(e164: str) -> NumberArea | None:
     """Where the numbering plan puts a number given in E.164; None when it is not a number.
-    A valid number's type is asked once (of the port in use): libphonenumber's time zone and
-    geocoding functions would each ask it again before the lookups made here, which are
+    A valid number's type is asked once (``analyse``, of the port in use): libphonenumber's
+    time zone and geocoding functions would each ask it again before the lookups made here,
+    which are
     what they make for a number of a geographic type; for the others (and invalid numbers)
     they are called as they are."""
     digits = _nanp_digits(e164)
@@ -314,14 +290,16 @@ def number_area(e164: str) -> NumberArea | None:
             parsed = _reference.parse(e164, None)
         except _reference.NumberParseException:
             return None
-    kind = region_and_type(e164)
+    # Validity and type as every reader of numbers has them (the port in use, cached).
+    known = analyse(e164)
     region: str | None
-    if kind is None:
+    if known is None:
         valid, region, geographic = False, _reference.region_code_for_number(parsed), False
     else:
-        valid, (region, line_type) = True, kind
+        valid = True
+        region = known.country or _reference.REGION_CODE_FOR_NON_GEO_ENTITY
         geographic = _reference.is_number_type_geographical(
-            getattr(_reference.PhoneNumberType, line_type.name), parsed.country_code or 0
+            getattr(_reference.PhoneNumberType, known.line_type.name), parsed.country_code or 0
         )
     if geographic:
         found = _number_zones.time_zones_for_geographical_number(parsed)

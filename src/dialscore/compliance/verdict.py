@@ -20,6 +20,7 @@ from dialscore.compliance.best_hours import (
 )
 from dialscore.compliance.places import (
     NumberPlace,
+    forget_places,
     narrow_zone,
     number_place,
     state_code,
@@ -358,3 +359,11 @@ def present(verdict: Verdict) -> dict[str, object]:
         "nextCallableAt": _instant(verdict.next_callable_at),
         "bestCallHours": [{"days": list(days), **rest} for days, rest in hours],
     }
+
+
+def forget(rules: Rules) -> None:
+    """Empties every cache verdicts use (the places, ``rules``' memo, the instants' text), as
+    in a new process: for measuring the cost of verdicts on numbers never seen."""
+    forget_places()
+    rules.memo.clear()
+    _instant_text.cache_clear()
