@@ -216,25 +216,28 @@ async def _score_and_save(
         ]
         await repo.save_contact_results(session, results)
         scored = _apply(batch, results)
-        # Each phone's call verdict as of the event's making (P177): stored nowhere, and
-        # worked out only when someone listens.
-        presented = [present_contact(c) for c in scored]
-        if presented and await webhooks.listened_to(
+        # The events, each phone with its call verdict as of the event's making (P177):
+        # presented, and the verdicts worked out, only when someone listens.
+        emitted = 0
+        if scored and await webhooks.listened_to(
             session, user_id=job.user_id, event_type=CONTACT_SCORED
         ):
             presented = await callability.present_with_verdicts(
-                session, client_id=job.client_id, presented=presented, rules=rules
+                session,
+                client_id=job.client_id,
+                presented=[present_contact(c) for c in scored],
+                rules=rules,
             )
-        emitted = await webhooks.emit(
-            session,
-            user_id=job.user_id,
-            event_type=CONTACT_SCORED,
-            payloads=(
-                {"contact": contact, "job": {"id": job.id, "type": job.job_type}}
-                for contact in presented
-            ),
-            job_id=job.id,
-        )
+            emitted = await webhooks.emit(
+                session,
+                user_id=job.user_id,
+                event_type=CONTACT_SCORED,
+                payloads=(
+                    {"contact": contact, "job": {"id": job.id, "type": job.job_type}}
+                    for contact in presented
+                ),
+                job_id=job.id,
+            )
         # Version 1 contacts with a callback URL: one callback each (D27), written with
         # the score like every event.
         emitted += await webhooks.queue_callbacks(
