@@ -276,6 +276,7 @@ def test_admin_errors_exit_non_zero_with_json_error_on_stderr_only(cli: Cli) -> 
         ),
         (["set-limits", "--client", client_id, "--per-second", "0"], "at least 1"),
         (["revoke-key", "--key", missing], missing),
+        (["tally-calls", "--client", missing], missing),
     ]
     # Independent commands: run side by side to keep the test short.
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -285,6 +286,11 @@ def test_admin_errors_exit_non_zero_with_json_error_on_stderr_only(cli: Cli) -> 
 
     # Nothing the failed commands attempted took effect.
     assert cli.ok("admin", "set-limits", "--client", client_id) == effective(client_id, "team")
+    # A client with no calls: nothing to count (tests/test_best_hours_history.py counts some).
+    assert cli.ok("admin", "tally-calls", "--client", client_id) == {
+        "clientId": client_id,
+        "calls": 0,
+    }
 
 
 @pytest.mark.skipif("postgresql" not in DATABASES, reason="PostgreSQL tests are disabled")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Final
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts.schemas import Principal
 from dialscore.calls import repository as repo
 from dialscore.calls.schemas import EARLIEST_CALL, FUTURE_TOLERANCE, MAX_IVR_PATH_LENGTH
+from dialscore.compliance import number_zone
 from dialscore.kit.clock import canonical_uuid
 from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
@@ -19,6 +22,7 @@ from dialscore.kit.text import scrub, text_problem
 from dialscore.models import CallOutcome
 from dialscore.phones import analyse, country_or_default
 from dialscore.scoring.evidence import OUTCOMES
+from dialscore.scoring.lines import CONNECTS
 
 NOT_AN_OBJECT = "each call must be a JSON object"
 NUMBER_REQUIRED = "number is required"
@@ -158,10 +162,11 @@ class CallReport:
 async def record_calls(
     session: AsyncSession, *, principal: Principal, calls: Sequence[Any], now: datetime
 ) -> CallReport:
-    """Stores the valid calls of a report for the principal's client."""
+    """Stores the valid calls of a report for the principal's client, and counts them in the
+    client's tallies by line type, zone and local hour (P194)."""
     results = [prepare_call(raw, now) for raw in calls]
     named = {r.contact_id for r in results if isinstance(r, PreparedCall) and r.contact_id}
-    ours = await repo.contacts_of_client(session, principal.client_id, named) if named else set()
+    ours = await repo.contact_lines(session, principal.client_id, named) if named else {}
     rows: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
     for raw, result in zip(calls, results, strict=True):
@@ -187,7 +192,114 @@ async def record_calls(
             }
         )
     await repo.insert_outcomes(session, rows)
+    await _tally(
+        session,
+        principal.client_id,
+        [(r["number"], r["contact_id"], r["outcome"], r["called_at"]) for r in rows],
+        ours,
+    )
     return CallReport(len(calls), len(rows), rejected)
+
+
+# -- the tallies the best hours are learnt from (P194) -----------------------------------------
+
+# How far back the best hours are learnt from (P177); the tallies are rebuilt over it.
+LEARNING_PERIOD: Final = timedelta(days=90)
+# The calls read at a time when the tallies are rebuilt.
+REBUILD_PAGE: Final = 5000
+# A tally's line type column holds at most this many characters.
+LINE_TYPE_LENGTH: Final = 32
+
+# A reported call: number (E.164), contact id, outcome, when (UTC).
+Call = tuple[str, str | None, str, datetime]
+TallyKey = tuple[str, str, date, int]
+
+
+def tally_type(entry: dict[str, Any] | None) -> str:
+    """The line type a phone entry is tallied under: its ``type``, "" when it has none."""
+    line_type = entry.get("type") if entry is not None else None
+    return line_type[:LINE_TYPE_LENGTH] if isinstance(line_type, str) else ""
+
+
+def _line(number: str, lines: repo.ContactLines | None) -> tuple[str, str | None]:
+    """The line type and zone a call to ``number`` is tallied under, from the phone entry
+    and address of the contact it was given for (none known: no type, the number's zone)."""
+    if lines is None:
+        return "", number_zone(number, None, None)
+    phones, fields = lines
+    entry = next((e for e in phones if isinstance(e, dict) and e.get("number") == number), None)
+    state, zone = fields.get("stateProvince"), fields.get("timeZone")
+    return tally_type(entry), number_zone(
+        number,
+        state if isinstance(state, str) and state.strip() else None,
+        zone if isinstance(zone, str) and zone.strip() else None,
+    )
+
+
+def tally_rows(
+    client_id: str,
+    calls: Iterable[Call],
+    named: dict[str, repo.ContactLines],
+    carriers: dict[str, repo.ContactLines],
+) -> list[dict[str, Any]]:
+    """The calls counted by (line type, zone, local day, local hour), as rows to add to the
+    client's tallies, in key order. A call names its contact, else the newest contact that
+    carries its number says its line; a call whose number's zone is not known is not
+    counted. Pure."""
+    counts: Counter[TallyKey] = Counter()
+    connects: Counter[TallyKey] = Counter()
+    for number, contact_id, outcome, called_at in calls:
+        lines = named.get(contact_id) if contact_id is not None else None
+        line_type, zone = _line(number, lines if lines is not None else carriers.get(number))
+        if zone is None:
+            continue
+        local = called_at.astimezone(ZoneInfo(zone))
+        key = (line_type, zone, local.date(), local.hour)
+        counts[key] += 1
+        connects[key] += outcome in CONNECTS
+    return [
+        {
+            "client_id": client_id,
+            "line_type": line_type,
+            "time_zone": zone,
+            "day": day,
+            "hour": hour,
+            "weekday": day.weekday(),
+            "calls": counts[key],
+            "connects": connects[key],
+        }
+        for key in sorted(counts)
+        for line_type, zone, day, hour in (key,)
+    ]
+
+
+async def _tally(
+    session: AsyncSession,
+    client_id: str,
+    calls: Sequence[Call],
+    named: dict[str, repo.ContactLines],
+) -> None:
+    unnamed = {number for number, contact_id, _, _ in calls if contact_id not in named}
+    carriers = await repo.newest_carriers(session, client_id, unnamed) if unnamed else {}
+    await repo.add_tallies(session, tally_rows(client_id, calls, named, carriers))
+
+
+async def rebuild_tallies(session: AsyncSession, *, client_id: str, now: datetime) -> int:
+    """The client's tallies made again from its calls of the learning period (for calls
+    reported before tallies were kept, or after the zone data changed); how many calls."""
+    await repo.drop_tallies(session, client_id)
+    since, after, counted = now - LEARNING_PERIOD, 0, 0
+    while True:
+        page = await repo.outcomes_page(
+            session, client_id, since=since, after_id=after, limit=REBUILD_PAGE
+        )
+        if not page:
+            return counted
+        calls = [(number, contact, outcome, at) for _, number, contact, outcome, at in page]
+        named_ids = {contact for _, contact, _, _ in calls if contact is not None}
+        named = await repo.contact_lines(session, client_id, named_ids) if named_ids else {}
+        await _tally(session, client_id, calls, named)
+        after, counted = page[-1][0], counted + len(page)
 
 
 def parse_query_number(text: str, country: str | None) -> str:

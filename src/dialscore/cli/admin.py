@@ -336,6 +336,25 @@ def set_limits(
     emit(run_with_db(action))
 
 
+@admin.command("tally-calls")
+def tally_calls(client: Annotated[str, typer.Option(help="Client id")]) -> None:
+    """Count a client's reported calls of the last 90 days again by line type, time zone and
+    local hour, what its best hours to call are learnt from (for calls reported before these
+    counts were kept, or after the time zone data changed); prints how many calls."""
+
+    async def action(db: Database, settings: Settings) -> dict[str, Any]:
+        from dialscore.accounts import service as accounts
+        from dialscore.calls import service as calls
+        from dialscore.kit.clock import utcnow
+
+        async with db.unit_of_work() as session:
+            await accounts.client_plan(session, client_id=client)  # 404 for an unknown client
+            counted = await calls.rebuild_tallies(session, client_id=client, now=utcnow())
+        return {"clientId": client, "calls": counted}
+
+    emit(run_with_db(action))
+
+
 @admin.command("show-callback-secret")
 def show_callback_secret(user: Annotated[str, typer.Option(help="User id")]) -> None:
     """Show the secret that signs a user's version 1 contact callbacks (made on first use)."""

@@ -8,6 +8,7 @@ from dialscore.compliance.best_hours import (
     prior_best_hours,
     tally_calls,
 )
+from dialscore.compliance.places import number_zone
 from dialscore.compliance.rules import CallWindow, Rules, RulesError, load_rules
 from dialscore.compliance.verdict import Verdict, assess, present
 
@@ -21,6 +22,7 @@ __all__ = [
     "assess",
     "learned_best_hours",
     "load_rules",
+    "number_zone",
     "present",
     "prior_best_hours",
     "tally_calls",

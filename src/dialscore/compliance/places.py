@@ -143,6 +143,14 @@ def narrow_zone(
     return None
 
 
+def number_zone(e164: str, state_province: str | None, time_zone: str | None) -> str | None:
+    """The IANA zone of a number given in E.164, narrowed by its contact's ``stateProvince``
+    and ``timeZone`` as a verdict narrows it (P171); None when it is not one."""
+    place = number_place(e164)
+    contact_state = state_code(state_province) if place.country == "US" else None
+    return narrow_zone(place.zones, contact_state, time_zone)
+
+
 def forget_places() -> None:
     """Empties what this module keeps (the places by block, the states by area name): the
     first verdict of each number block then costs what it costs in a new process."""

@@ -9,21 +9,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.compliance import Rules, Verdict, assess, load_rules, present, tally_calls
+from dialscore.calls import repository as calls_repo
+from dialscore.calls.service import LEARNING_PERIOD, tally_type
+from dialscore.compliance import CallTally, Rules, Verdict, assess, load_rules, present
 from dialscore.kit.clock import utcnow
 from dialscore.models import CallOutcome
 from dialscore.scoring.engine import best_phone
-from dialscore.scoring.lines import CONNECTS
 
 # Calls to one number counted against the per-24-hour caps (P174).
 CAP_PERIOD: Final = timedelta(hours=24)
-# How far back the client's reported calls teach the best hours (P177).
-LEARNING_PERIOD: Final = timedelta(days=90)
 # Fewer calls to a line type and zone and the engine gives the prior anyway (P175): the
 # verdict is not worked out a second time with the tally.
 LEARNING_MIN_CALLS: Final = 30
@@ -91,23 +89,47 @@ def shown(
     return Shown(phones, _text(fields.get("stateProvince")), _text(fields.get("timeZone")), best)
 
 
-async def _calls(
-    session: AsyncSession, client_id: str, numbers: Sequence[str], since: datetime
-) -> dict[str, list[tuple[datetime, bool]]]:
-    """The calls the client reported to ``numbers`` since ``since``, by number: one query
-    for up to NUMBERS_PER_QUERY numbers, on the (client, number, called at) index."""
-    found: dict[str, list[tuple[datetime, bool]]] = defaultdict(list)
+async def _recent_calls(
+    session: AsyncSession, client_id: str, numbers: Sequence[str], since: datetime, at: datetime
+) -> dict[str, list[datetime]]:
+    """When the client called each of ``numbers`` after ``since`` up to ``at``, by number: one
+    query for up to NUMBERS_PER_QUERY numbers, on the (client, number, called at) index."""
+    found: dict[str, list[datetime]] = defaultdict(list)
     for start in range(0, len(numbers), NUMBERS_PER_QUERY):
         rows = await session.execute(
-            select(CallOutcome.number, CallOutcome.called_at, CallOutcome.outcome).where(
+            select(CallOutcome.number, CallOutcome.called_at).where(
                 CallOutcome.client_id == client_id,
                 CallOutcome.number.in_(numbers[start : start + NUMBERS_PER_QUERY]),
-                CallOutcome.called_at >= since,
+                CallOutcome.called_at > since,
+                CallOutcome.called_at <= at,
             )
         )
-        for number, called_at, outcome in rows:
-            found[number].append((called_at, outcome in CONNECTS))
+        for number, called_at in rows:
+            found[number].append(called_at)
     return found
+
+
+async def _learnt(
+    session: AsyncSession, client_id: str, groups: set[tuple[str, str]], since: datetime
+) -> dict[tuple[str, str], CallTally]:
+    """The client's calls of each (line type, zone) group from ``since`` by local weekday and
+    hour, from its tallies (P194), for the groups with enough calls to learn from."""
+    rows = await calls_repo.tallies_since(
+        session,
+        client_id,
+        line_types={line_type for line_type, _ in groups},
+        zones={zone for _, zone in groups},
+        since=since.date(),
+    )
+    counts: dict[tuple[str, str], dict[tuple[int, int], tuple[int, int]]] = defaultdict(dict)
+    for line_type, zone, weekday, hour, calls, connects in rows:
+        if (line_type, zone) in groups:
+            counts[(line_type, zone)][(weekday, hour)] = (calls, connects)
+    return {
+        group: CallTally(cells)
+        for group, cells in counts.items()
+        if sum(calls for calls, _ in cells.values()) >= LEARNING_MIN_CALLS
+    }
 
 
 async def with_verdicts(
@@ -123,8 +145,8 @@ async def with_verdicts(
     ``nextCallableAt``, ``bestCallHours``: what ``present`` gives; nulls for a phone without
     a valid number), and its best phone recomputed from them (D17: among equals, one
     callable now). Calls the client reported to these numbers in the last 24 hours count
-    against caps; those of the last 90 days, by line type and time zone, teach the best
-    hours. The entries given are not changed."""
+    against caps; all the client's calls of the last 90 days to lines of the same type and
+    time zone teach the best hours (P194). The entries given are not changed."""
     at = verdict_now() if now is None else now
     numbers = sorted(
         {
@@ -134,15 +156,12 @@ async def with_verdicts(
             if isinstance(number := entry.get("number"), str) and _E164.fullmatch(number)
         }
     )
-    calls = await _calls(session, client_id, numbers, at - LEARNING_PERIOD) if numbers else {}
-    recent_since = at - CAP_PERIOD
-    recent = {
-        number: [called for called, _ in found if recent_since < called <= at]
-        for number, found in calls.items()
-    }
+    recent = (
+        await _recent_calls(session, client_id, numbers, at - CAP_PERIOD, at) if numbers else {}
+    )
     # First, each number's verdict with the prior's best hours: it says the number's zone.
     verdicts: list[list[Verdict | None]] = []
-    groups: dict[tuple[str | None, str], set[str]] = defaultdict(set)
+    groups: set[tuple[str, str]] = set()
     for contact in contacts:
         row: list[Verdict | None] = []
         for entry in contact.phones:
@@ -160,15 +179,11 @@ async def with_verdicts(
                 recent_calls=recent.get(number, ()),
             )
             row.append(verdict)
-            if verdict.time_zone is not None and number in calls:
-                groups[(entry.get("type"), verdict.time_zone)].add(number)
+            if verdict.time_zone is not None:
+                groups.add((tally_type(entry), verdict.time_zone))
         verdicts.append(row)
     # Then the best hours of a line type and zone the client's calls teach (P175).
-    counts = {}
-    for (line_type, zone), members in groups.items():
-        reported = [call for number in members for call in calls[number]]
-        if len(reported) >= LEARNING_MIN_CALLS:
-            counts[(line_type, zone)] = tally_calls(reported, ZoneInfo(zone))
+    counts = await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
     answer: list[WithVerdicts] = []
     for contact, row in zip(contacts, verdicts, strict=True):
         phones: list[dict[str, Any]] = []
@@ -176,7 +191,7 @@ async def with_verdicts(
             if found is None:
                 phones.append({**entry, **NO_VERDICT})
                 continue
-            learned = counts.get((entry.get("type"), found.time_zone or ""))
+            learned = counts.get((tally_type(entry), found.time_zone or ""))
             if learned is not None:
                 found = assess(
                     entry["number"],

@@ -11,6 +11,7 @@ from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job, RejectedRow
 from dialscore.models.outbox import OutboxMessage
 from dialscore.models.scoring import (
+    CallHourTally,
     CallOutcome,
     CompanyLine,
     ContactNumber,
@@ -25,6 +26,7 @@ from dialscore.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookSu
 __all__ = [
     "ApiKey",
     "Base",
+    "CallHourTally",
     "CallOutcome",
     "Client",
     "CompanyLine",
