@@ -3,6 +3,7 @@ rejected, each as sent."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,13 @@ class SubmissionData(BaseModel):
     totalRecordCount: int
     acceptedRecordCount: int
     jobId: Uuid | None = Field(description="Null when no record was accepted (P1)")
+
+
+class EstimateData(BaseModel):
+    totalRecordCount: int
+    acceptedRecordCount: int
+    jobId: Uuid | None = Field(description="Always null: an estimate opens no job")
+    estimate: bool = Field(description="Extension (P200): always true, this is an estimate")
 
 
 class ScoringCredits(BaseModel):
@@ -52,6 +60,18 @@ class EnrichmentResponse(BaseModel):
     error: ContactRejections | None
 
 
+class ScoringEstimateResponse(BaseModel):
+    data: EstimateData
+    credits: ScoringCredits
+    error: ContactRejections | None
+
+
+class EnrichmentEstimateResponse(BaseModel):
+    data: EstimateData
+    credits: EnrichmentCredits
+    error: ContactRejections | None
+
+
 def present_accepted(
     kind: Kind,
     plan: EffectivePlan,
@@ -80,3 +100,23 @@ def present_accepted(
         "credits": credits,
         "error": {"rejectedRecordCount": len(rejected), "records": rejected} if rejected else None,
     }
+
+
+def present_estimate(
+    kind: Kind,
+    plan: EffectivePlan,
+    *,
+    total: int,
+    accepted: int,
+    units: int,
+    cost: Decimal,
+    balance: Decimal,
+    rejected: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What a submission would answer (``present_accepted``), before anything is written or
+    charged: no job, ``estimate`` true, and the balance the charge would leave, below zero
+    when the credits would not cover it (P200)."""
+    opened = OpenedJob(None, cost, balance - cost, units, accepted)
+    answer = present_accepted(kind, plan, opened, total=total, accepted=accepted, rejected=rejected)
+    answer["data"]["estimate"] = True
+    return answer

@@ -209,3 +209,12 @@ JOB_COMPLETED_EVENT: dict[str, Any] = {
     "apiVersion": "v2",
     "id": "dd89b385-5bc1-43d6-9b41-3fd76b57093b",
 }
+
+
+def _estimated(answer: dict[str, Any]) -> dict[str, Any]:
+    """A submission's answer as its estimate gives it: no job, ``estimate`` true (P200)."""
+    return {**answer, "data": {**answer["data"], "jobId": None, "estimate": True}}
+
+
+SCORE_ESTIMATE: dict[str, Any] = _estimated(SCORE_ANSWER)
+ENRICH_ESTIMATE: dict[str, Any] = _estimated(ENRICH_ANSWER)

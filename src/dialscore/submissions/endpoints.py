@@ -8,14 +8,23 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore import idempotency
+from dialscore.accounts import service as accounts
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.accounts.schemas import Principal
 from dialscore.idempotency import IdempotencyKey, Once
 from dialscore.jobs import examples
-from dialscore.jobs.accepted import EnrichmentResponse, ScoringResponse, present_accepted
+from dialscore.jobs import service as jobs
+from dialscore.jobs.accepted import (
+    EnrichmentEstimateResponse,
+    EnrichmentResponse,
+    ScoringEstimateResponse,
+    ScoringResponse,
+    present_accepted,
+    present_estimate,
+)
 from dialscore.jobs.schemas import Kind
 from dialscore.kit.clock import utcnow
-from dialscore.kit.deps import AppState, StateDep, WriteSession
+from dialscore.kit.deps import AppState, ReadSession, StateDep, WriteSession
 from dialscore.kit.http import StrictJsonRoute
 from dialscore.kit.openapi import api_responses, request_example
 from dialscore.submissions import service
@@ -123,3 +132,59 @@ async def enrich_contacts(
     return await _submit(
         "enrichment", body, request, response, principal, session, state, idempotency_key
     )
+
+
+async def _estimate(
+    kind: Kind, body: SubmissionRequest, principal: Principal, session: AsyncSession
+) -> dict[str, Any]:
+    scoring_type = body.scoringType or "lightning"
+    jobs.require_feature(principal.plan, kind, scoring_type)
+    found = service.estimate(principal.plan, kind, body.contacts)
+    balance = await accounts.current_balance(session, principal.client_id)
+    return present_estimate(
+        kind,
+        principal.plan,
+        total=found.total,
+        accepted=found.accepted,
+        units=found.units,
+        cost=found.cost,
+        balance=balance,
+        rejected=found.records,
+    )
+
+
+_ESTIMATE_DOC = """Extension (P200): takes exactly the body of `POST /contacts/{kind}` and
+    answers what that submission would answer now (the records accepted and rejected, each
+    rejected one as sent with its reason, the credits it would charge and the balance it
+    would leave), with `data.jobId` null and `data.estimate` true. Nothing is created or
+    charged, so it never answers 402: a charge the balance would not cover gives a negative
+    `creditsRemaining`. A plan without the feature gets the submission's 403. The web app's
+    upload shows the same figures before its job starts."""
+
+
+@router.post(
+    "/score/estimate",
+    response_model=ScoringEstimateResponse,
+    responses=api_responses(400, 413, example=examples.SCORE_ESTIMATE),
+    openapi_extra=request_example(examples.SCORE_REQUEST),
+    summary="What scoring these contacts would accept, reject and charge, without doing it",
+    description=_ESTIMATE_DOC.replace("{kind}", "score"),
+)
+async def estimate_scoring(
+    body: SubmissionRequest, principal: CurrentPrincipal, session: ReadSession
+) -> dict[str, Any]:
+    return await _estimate("scoring", body, principal, session)
+
+
+@router.post(
+    "/enrich/estimate",
+    response_model=EnrichmentEstimateResponse,
+    responses=api_responses(400, 413, example=examples.ENRICH_ESTIMATE),
+    openapi_extra=request_example(examples.ENRICH_REQUEST),
+    summary="What enriching these contacts would accept, reject and charge, without doing it",
+    description=_ESTIMATE_DOC.replace("{kind}", "enrich"),
+)
+async def estimate_enrichment(
+    body: SubmissionRequest, principal: CurrentPrincipal, session: ReadSession
+) -> dict[str, Any]:
+    return await _estimate("enrichment", body, principal, session)

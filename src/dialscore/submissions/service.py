@@ -51,6 +51,8 @@ class Estimate:
     units: int
     cost: Decimal
     rejected: list[tuple[int, str]]
+    # Each rejected record as sent, with its reason, as a submission's answer gives them.
+    records: list[dict[str, Any]] = field(default_factory=list)
 
 
 def estimate(plan: EffectivePlan, kind: Kind, contacts: Sequence[Any]) -> Estimate:
@@ -66,7 +68,8 @@ def estimate(plan: EffectivePlan, kind: Kind, contacts: Sequence[Any]) -> Estima
         if isinstance(r, Rejected)
     ]
     phones = sum(c.billable_phones for c in accepted)
-    return Estimate(len(results), len(accepted), phones, units, cost, rejected)
+    records = [r.record for r in results if isinstance(r, Rejected)]
+    return Estimate(len(results), len(accepted), phones, units, cost, rejected, records)
 
 
 async def submit(
