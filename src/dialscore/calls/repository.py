@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select
@@ -82,47 +82,6 @@ async def add_tallies(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> 
         },
     )
     await session.execute(statement, list(rows))
-
-
-async def tallies_since(
-    session: AsyncSession,
-    client_id: str,
-    *,
-    line_types: Collection[str],
-    zones: Collection[str],
-    since: date,
-) -> list[tuple[str, str, int, int, int, int]]:
-    """The client's tallies from ``since`` (a local date) for these line types and zones,
-    summed by (line type, zone, weekday, hour): (line type, zone, weekday, hour, calls,
-    connects)."""
-    if not line_types or not zones:
-        return []
-    rows = await session.execute(
-        select(
-            CallHourTally.line_type,
-            CallHourTally.time_zone,
-            CallHourTally.weekday,
-            CallHourTally.hour,
-            func.sum(CallHourTally.calls),
-            func.sum(CallHourTally.connects),
-        )
-        .where(
-            CallHourTally.client_id == client_id,
-            CallHourTally.line_type.in_(sorted(set(line_types))),
-            CallHourTally.time_zone.in_(sorted(set(zones))),
-            CallHourTally.day >= since,
-        )
-        .group_by(
-            CallHourTally.line_type,
-            CallHourTally.time_zone,
-            CallHourTally.weekday,
-            CallHourTally.hour,
-        )
-    )
-    return [
-        (line_type, zone, int(weekday), int(hour), int(calls), int(connects))
-        for line_type, zone, weekday, hour, calls, connects in rows
-    ]
 
 
 async def drop_tallies(session: AsyncSession, client_id: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.accounts.schemas import Principal
 from dialscore.calls import repository as repo
 from dialscore.calls.schemas import EARLIEST_CALL, FUTURE_TOLERANCE, MAX_IVR_PATH_LENGTH
-from dialscore.compliance import number_zone
+from dialscore.compliance import LEARNING_PERIOD, number_zone, tally_type
 from dialscore.kit.clock import canonical_uuid
 from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
@@ -203,22 +203,12 @@ async def record_calls(
 
 # -- the tallies the best hours are learnt from (P194) -----------------------------------------
 
-# How far back the best hours are learnt from (P177); the tallies are rebuilt over it.
-LEARNING_PERIOD: Final = timedelta(days=90)
-# The calls read at a time when the tallies are rebuilt.
+# The calls read at a time when the tallies are rebuilt (over the LEARNING_PERIOD).
 REBUILD_PAGE: Final = 5000
-# A tally's line type column holds at most this many characters.
-LINE_TYPE_LENGTH: Final = 32
 
 # A reported call: number (E.164), contact id, outcome, when (UTC).
 Call = tuple[str, str | None, str, datetime]
 TallyKey = tuple[str, str, date, int]
-
-
-def tally_type(entry: dict[str, Any] | None) -> str:
-    """The line type a phone entry is tallied under: its ``type``, "" when it has none."""
-    line_type = entry.get("type") if entry is not None else None
-    return line_type[:LINE_TYPE_LENGTH] if isinstance(line_type, str) else ""
 
 
 def _line(number: str, lines: repo.ContactLines | None) -> tuple[str, str | None]:

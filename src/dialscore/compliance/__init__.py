@@ -2,17 +2,20 @@
 (docs/compliance.md). No database, no network; the clock is passed in."""
 
 from dialscore.compliance.best_hours import (
+    LEARNING_PERIOD,
     BestHours,
     CallTally,
     learned_best_hours,
     prior_best_hours,
     tally_calls,
+    tally_type,
 )
 from dialscore.compliance.places import number_zone
 from dialscore.compliance.rules import CallWindow, Rules, RulesError, load_rules
 from dialscore.compliance.verdict import Verdict, assess, present
 
 __all__ = [
+    "LEARNING_PERIOD",
     "BestHours",
     "CallTally",
     "CallWindow",
@@ -26,4 +29,5 @@ __all__ = [
     "present",
     "prior_best_hours",
     "tally_calls",
+    "tally_type",
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Final
+from datetime import datetime, timedelta
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
 from dialscore.compliance.rules import CallWindow
@@ -20,6 +20,10 @@ MIN_CALLS: Final = 30
 PRIOR_WEIGHT: Final = 10
 # How many one-hour cells learnt best hours keep.
 BEST_CELLS: Final = 6
+# How far back the client's calls teach the best hours (P177, P194).
+LEARNING_PERIOD: Final = timedelta(days=90)
+# A line type as the client's call counts keep it holds at most this many characters (P194).
+LINE_TYPE_LENGTH: Final = 32
 
 # (weekday, local hour) -> (calls, connects)
 CallCounts = Mapping[tuple[int, int], tuple[int, int]]
@@ -224,3 +228,10 @@ def tally_calls(calls: Iterable[tuple[datetime, bool]], zone: ZoneInfo) -> CallT
         calls_so_far, connects = counts.get((local.weekday(), local.hour), (0, 0))
         counts[(local.weekday(), local.hour)] = (calls_so_far + 1, connects + int(connected))
     return CallTally(counts)
+
+
+def tally_type(entry: Mapping[str, Any] | None) -> str:
+    """The line type a phone entry's calls are counted under (P194): its ``type``, "" when it
+    has none."""
+    line_type = entry.get("type") if entry is not None else None
+    return line_type[:LINE_TYPE_LENGTH] if isinstance(line_type, str) else ""

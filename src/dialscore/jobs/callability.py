@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.calls import repository as calls_repo
-from dialscore.calls.service import LEARNING_PERIOD, tally_type
-from dialscore.compliance import CallTally, Rules, Verdict, assess, load_rules, present
+from dialscore.compliance import (
+    LEARNING_PERIOD,
+    CallTally,
+    Rules,
+    Verdict,
+    assess,
+    load_rules,
+    present,
+    tally_type,
+)
 from dialscore.kit.clock import utcnow
-from dialscore.models import CallOutcome
+from dialscore.models import CallHourTally, CallOutcome
 from dialscore.scoring.engine import best_phone
 
 # Calls to one number counted against the per-24-hour caps (P174).
@@ -109,12 +116,53 @@ async def _recent_calls(
     return found
 
 
+async def _tallies_since(
+    session: AsyncSession,
+    client_id: str,
+    *,
+    line_types: Collection[str],
+    zones: Collection[str],
+    since: date,
+) -> list[tuple[str, str, int, int, int, int]]:
+    """The client's tallies from ``since`` (a local date) for these line types and zones,
+    summed by (line type, zone, weekday, hour): (line type, zone, weekday, hour, calls,
+    connects)."""
+    if not line_types or not zones:
+        return []
+    rows = await session.execute(
+        select(
+            CallHourTally.line_type,
+            CallHourTally.time_zone,
+            CallHourTally.weekday,
+            CallHourTally.hour,
+            func.sum(CallHourTally.calls),
+            func.sum(CallHourTally.connects),
+        )
+        .where(
+            CallHourTally.client_id == client_id,
+            CallHourTally.line_type.in_(sorted(set(line_types))),
+            CallHourTally.time_zone.in_(sorted(set(zones))),
+            CallHourTally.day >= since,
+        )
+        .group_by(
+            CallHourTally.line_type,
+            CallHourTally.time_zone,
+            CallHourTally.weekday,
+            CallHourTally.hour,
+        )
+    )
+    return [
+        (line_type, zone, int(weekday), int(hour), int(calls), int(connects))
+        for line_type, zone, weekday, hour, calls, connects in rows
+    ]
+
+
 async def _learnt(
     session: AsyncSession, client_id: str, groups: set[tuple[str, str]], since: datetime
 ) -> dict[tuple[str, str], CallTally]:
     """The client's calls of each (line type, zone) group from ``since`` by local weekday and
     hour, from its tallies (P194), for the groups with enough calls to learn from."""
-    rows = await calls_repo.tallies_since(
+    rows = await _tallies_since(
         session,
         client_id,
         line_types={line_type for line_type, _ in groups},
