@@ -11,6 +11,7 @@ import typer
 from dialscore.cli.admin import admin
 from dialscore.cli.imports import imports
 from dialscore.cli.output import DATA_DIR_ENV
+from dialscore.cli.records import add_record_commands
 from dialscore.cli.server import register
 
 app = typer.Typer(
@@ -41,6 +42,7 @@ def options(
 
 
 register(app)
+add_record_commands(admin)
 app.add_typer(admin, name="admin")
 app.add_typer(imports, name="import")
 

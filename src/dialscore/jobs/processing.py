@@ -36,6 +36,7 @@ from dialscore.kit.db import Database
 from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
 from dialscore.models import Job
 from dialscore.outbox import messages as outbox
+from dialscore.scoring import rnd_record
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_contact_phones
@@ -187,7 +188,9 @@ async def _score_and_save(
     if core and verifiers:
         numbers = sorted({p.e164 for it in items for p in it.phones if p.e164})
         verifications = await scoring.verify(verifiers, numbers)
-    # Contacts with a consent date: their US numbers against the FCC database (P190).
+    # Contacts with a consent date: their US numbers against the FCC database (P190), each
+    # query recorded with the scores below (P195).
+    asked_at = utcnow()
     checks = await scoring.check_reassigned(
         reassigned,
         items,
@@ -215,6 +218,9 @@ async def _score_and_save(
             for contact, enriched in zip(batch, found, strict=True)
         ]
         await repo.save_contact_results(session, results)
+        await rnd_record.record_queries(
+            session, client_id=job.client_id, job_id=job.id, checks=checks, asked_at=asked_at
+        )
         scored = _apply(batch, results)
         # The events, each phone with its call verdict as of the event's making (P177):
         # presented, and the verdicts worked out, only when someone listens.

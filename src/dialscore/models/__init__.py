@@ -2,6 +2,7 @@
 
 from dialscore.kit.db import Base
 from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, User
+from dialscore.models.compliance import RndQuery
 from dialscore.models.enrichment import (
     DirectoryCompanyDomain,
     DirectoryCompanyPage,
@@ -45,6 +46,7 @@ __all__ = [
     "PasswordLink",
     "Plan",
     "RejectedRow",
+    "RndQuery",
     "SignInFailure",
     "Upload",
     "User",
