@@ -74,7 +74,9 @@ async def test_scheme_is_case_insensitive_and_key_with_future_expiry_works(
         f"{V2}/account/credits", headers={"Authorization": f"bearer {key.api_key}"}
     )
     assert response.status_code == 200, response.text
-    assert response.json() == {"data": {"credits": 1000}}
+    assert response.json() == {
+        "data": {"credits": 1000, "key": {"monthlyCreditLimit": None, "spentThisMonth": 0}}
+    }
 
 
 # -- 401 --------------------------------------------------------------------------------------

@@ -446,7 +446,9 @@ async def test_plan_without_api_access_is_403(
 async def test_reporting_charges_no_credits(api: httpx.AsyncClient, tenant: Tenant) -> None:
     await report_ok(api, tenant, [call(), call(BOB)])
     response = await api.get(f"{V2}/account/credits", headers=tenant.headers)
-    assert response.json() == {"data": {"credits": 1000}}
+    assert response.json() == {
+        "data": {"credits": 1000, "key": {"monthlyCreditLimit": None, "spentThisMonth": 0}}
+    }
 
 
 # -- tenancy ---------------------------------------------------------------------------------------

@@ -171,7 +171,7 @@ def test_generated_secret_key_is_reused_and_keys_authenticate_in_another_process
     assert (claims["sub"], claims["cid"]) == (created["userId"], created["clientId"])
 
     second = cli.ok("admin", "create-key", "--user", created["userId"])
-    assert set(second) == {"keyId", "apiKey"}
+    assert set(second) == {"keyId", "apiKey", "monthlyCreditLimit"}
     assert cli.secret_path.read_text().strip() == secret
     assert jwt.decode(second["apiKey"], secret, algorithms=["HS256"])["jti"] == second["keyId"]
 
@@ -188,7 +188,9 @@ def test_generated_secret_key_is_reused_and_keys_authenticate_in_another_process
 
         first_answer = credits(created["apiKey"])
         assert first_answer.status_code == 200, first_answer.text
-        assert first_answer.json() == {"data": {"credits": 100}}
+        assert first_answer.json() == {
+            "data": {"credits": 100, "key": {"monthlyCreditLimit": None, "spentThisMonth": 0}}
+        }
         assert credits(second["apiKey"]).status_code == 200
 
         revoked = cli.ok("admin", "revoke-key", "--key", second["keyId"])
@@ -222,8 +224,13 @@ def test_admin_commands_print_one_json_object_with_their_keys(cli: Cli) -> None:
     assert set(admin) == {"userId", "email", "passwordSet", "signIn"}
     assert len({created["userId"], member["userId"], admin["userId"]}) == 3
 
-    key = cli.ok("admin", "create-key", "--user", member["userId"])
-    assert set(key) == {"keyId", "apiKey"}
+    key = cli.ok(
+        "admin", "create-key", "--user", member["userId"], "--monthly-credit-limit", "250.5"
+    )
+    assert set(key) == {"keyId", "apiKey", "monthlyCreditLimit"}
+    assert key["monthlyCreditLimit"] == 250.5
+    limits = cli.sql(f"SELECT monthly_credit_limit FROM api_keys WHERE id = '{key['keyId']}'")
+    assert limits == [(2_505_000,)]  # ten-thousandths of a credit
     assert cli.ok("admin", "revoke-key", "--key", key["keyId"]) == {
         "keyId": key["keyId"],
         "revoked": True,
@@ -277,6 +284,10 @@ def test_admin_errors_exit_non_zero_with_json_error_on_stderr_only(cli: Cli) -> 
         (["set-limits", "--client", client_id, "--per-second", "0"], "at least 1"),
         (["revoke-key", "--key", missing], missing),
         (["tally-calls", "--client", missing], missing),
+        (
+            ["create-key", "--user", created["userId"], "--monthly-credit-limit", "-5"],
+            "monthly credit limit",
+        ),
     ]
     # Independent commands: run side by side to keep the test short.
     with ThreadPoolExecutor(max_workers=4) as pool:

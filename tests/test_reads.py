@@ -650,7 +650,9 @@ async def test_account_credits(api: httpx.AsyncClient, db: Database, plan: str) 
     tenant = await make_tenant(db, SECRET, plan=plan, credits=250)
     response = await api.get(f"{V2}/account/credits", headers=tenant.headers)
     assert response.status_code == 200, response.text
-    assert response.json() == {"data": {"credits": 250}}
+    assert response.json() == {
+        "data": {"credits": 250, "key": {"monthlyCreditLimit": None, "spentThisMonth": 0}}
+    }
 
     submitted = await submit(api, tenant, [contact()])
     assert submitted.status_code == 200, submitted.text

@@ -18,6 +18,7 @@ def test_a_key_made_in_the_browser_works_until_revoked(page: Page, team: Team) -
     expect(page.get_by_role("heading", name="API keys", exact=True)).to_be_visible()
 
     page.get_by_label("Label").fill("CRM sync")
+    page.get_by_label("Monthly credit limit (optional)").fill("500")
     page.get_by_role("button", name="Create key").click()
     field = page.get_by_label("API key", exact=True)
     expect(field).to_have_attribute("readonly", "")
@@ -31,10 +32,12 @@ def test_a_key_made_in_the_browser_works_until_revoked(page: Page, team: Team) -
         response = client.get(url, headers=headers)
         assert response.status_code == 200, response.text
         assert response.json()["data"]["credits"] > 0
+        assert response.json()["data"]["key"] == {"monthlyCreditLimit": 500, "spentThisMonth": 0}
 
         row = page.get_by_role("row").filter(has_text="CRM sync")
         expect(row).to_contain_text(team.admin_email)
         expect(row).to_contain_text("active")
+        expect(row).to_contain_text("0 of 500 credits")
         row.get_by_role("button", name="Revoke").click()
         expect(page).to_have_url(re.compile(r"/app/keys/[0-9a-f-]+/revoke\??$"))
         page.get_by_role("button", name="Revoke key").click()

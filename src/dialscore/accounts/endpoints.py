@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from dialscore.accounts import service
+from dialscore.accounts import service, team
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.accounts.schemas import CreditsResponse, FeaturesResponse
 from dialscore.kit.deps import ReadSession
@@ -19,14 +19,27 @@ router = APIRouter(prefix="/account", tags=["account"])
 @router.get(
     "/credits",
     response_model=CreditsResponse,
-    responses=api_responses(example={"data": {"credits": 998.9}}),
+    responses=api_responses(
+        example={
+            "data": {"credits": 998.9, "key": {"monthlyCreditLimit": 500, "spentThisMonth": 1.1}}
+        }
+    ),
     summary="Current credit balance",
 )
 async def get_credits(principal: CurrentPrincipal, session: ReadSession) -> dict[str, Any]:
     """The client's balance, shared by all its users: what submissions are charged from
-    (D9), exact to 1/10,000 of a credit (P15)."""
+    (D9), exact to 1/10,000 of a credit (P15). Extension (P201): `key` gives the calling
+    key's monthly credit limit (null: none) and what its submissions spent this UTC month."""
     balance = await service.current_balance(session, principal.client_id)
-    return {"data": {"credits": number(balance)}}
+    data: dict[str, Any] = {"credits": number(balance), "key": None}
+    if principal.key_id is not None:
+        key = await team.client_key(session, client_id=principal.client_id, key_id=principal.key_id)
+        limit = key.monthly_credit_limit
+        data["key"] = {
+            "monthlyCreditLimit": None if limit is None else number(limit),
+            "spentThisMonth": number(key.spent_this_month),
+        }
+    return {"data": data}
 
 
 @router.get(

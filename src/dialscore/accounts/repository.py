@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import case, func, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.kit.clock import utcnow
+from dialscore.kit.db import Credits
 from dialscore.models import ApiKey, Client, CreditLedgerEntry, Plan, User
 
 
@@ -72,6 +73,38 @@ async def debit_if_covered(
     return (await session.execute(stmt)).scalars().first()
 
 
+def spending_month(at: datetime) -> str:
+    """The UTC calendar month a key's spending is counted in: "2026-11" (P201)."""
+    return at.astimezone(UTC).strftime("%Y-%m")
+
+
+async def spend_from_key(
+    session: AsyncSession, key_id: str, amount: Decimal, month: str
+) -> Decimal | None:
+    """Counts ``amount`` against the key's spending of ``month`` in one statement when its
+    monthly limit (if any) allows it; what it has spent this month then, or None when the
+    limit does not allow it (or there is no such key). A count of an earlier month starts
+    again at zero. The condition and the addition are one UPDATE, so concurrent charges can
+    never take a key past its limit on either database (P201)."""
+    spent = case(
+        (ApiKey.spent_month == month, ApiKey.spent_this_month),
+        else_=literal(Decimal(0), Credits()),
+    )
+    stmt = (
+        update(ApiKey)
+        .where(
+            ApiKey.id == key_id,
+            or_(
+                ApiKey.monthly_credit_limit.is_(None),
+                spent + literal(amount, Credits()) <= ApiKey.monthly_credit_limit,
+            ),
+        )
+        .values(spent_this_month=spent + literal(amount, Credits()), spent_month=month)
+        .returning(ApiKey.spent_this_month)
+    )
+    return (await session.execute(stmt)).scalars().first()
+
+
 async def credit(session: AsyncSession, client_id: str, amount: Decimal) -> Decimal | None:
     stmt = (
         update(Client)
@@ -91,12 +124,14 @@ def add_ledger_entry(
     reason: str,
     user_id: str | None = None,
     job_id: str | None = None,
+    key_id: str | None = None,
 ) -> None:
     session.add(
         CreditLedgerEntry(
             client_id=client_id,
             user_id=user_id,
             job_id=job_id,
+            key_id=key_id,
             delta=delta,
             balance_after=balance_after,
             reason=reason,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from dialscore.kit.envelope import number
 
@@ -68,8 +68,21 @@ class Principal:
     plan: EffectivePlan
 
 
+class KeySpending(BaseModel):
+    """Extension (P201): the calling API key's monthly credit limit and what its submissions
+    spent in the current UTC calendar month."""
+
+    monthlyCreditLimit: float | None = Field(description="Null when the key has no limit")
+    spentThisMonth: float
+
+
 class CreditsData(BaseModel):
     credits: float
+    key: KeySpending | None = Field(
+        default=None,
+        description="Extension (P201): the calling API key's limit and spending this month; "
+        "null for a request without an API key",
+    )
 
 
 class CreditsResponse(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from sqlalchemy.exc import IntegrityError
@@ -25,14 +25,15 @@ from dialscore.kit.errors import (
     PaymentRequired,
     Unauthorized,
 )
-from dialscore.kit.pagination import PageRequest
 from dialscore.kit.security import ForeignSignature, InvalidToken, issue_api_key, read_api_key
 from dialscore.kit.text import text_problem
-from dialscore.models import ApiKey, Client, CreditLedgerEntry, Plan, User
+from dialscore.models import ApiKey, Client, Plan, User
 
 log = structlog.get_logger(__name__)
 
 MAX_LABEL_LENGTH = 200
+# The largest monthly credit limit a key may carry (P201).
+MAX_MONTHLY_LIMIT = Decimal(10**9)
 # A key's last use is written at most this often, so that authenticating rarely writes.
 KEY_USE_INTERVAL = timedelta(seconds=60)
 INTEGER_VALUES = ("per_second", "per_minute", "per_day", "webhook_rate")
@@ -154,10 +155,16 @@ async def charge(
     amount: Decimal,
     reason: str,
     job_id: str | None = None,
+    key_id: str | None = None,
 ) -> Decimal:
-    """Debits ``amount`` and writes its ledger row; 402 (nothing taken) when it is not covered."""
+    """Debits ``amount`` and writes its ledger row; 402 (nothing taken) when it is not covered
+    or when it would take the API key ``key_id`` past its monthly credit limit (P201)."""
     if amount <= 0:
         return await current_balance(session, client_id)
+    if key_id is not None:
+        month = repo.spending_month(utcnow())
+        if await repo.spend_from_key(session, key_id, amount, month) is None:
+            raise PaymentRequired(await _over_limit(session, key_id, amount, month))
     remaining = await repo.debit_if_covered(session, client_id, amount)
     if remaining is None:
         have = await current_balance(session, client_id)
@@ -170,11 +177,29 @@ async def charge(
         client_id=client_id,
         user_id=user_id,
         job_id=job_id,
+        key_id=key_id,
         delta=-amount,
         balance_after=remaining,
         reason=reason,
     )
     return remaining
+
+
+async def _over_limit(session: AsyncSession, key_id: str, amount: Decimal, month: str) -> str:
+    key = await repo.get_key(session, key_id)
+    limit = key.monthly_credit_limit if key is not None else None
+    if key is None or limit is None:
+        return "this API key cannot spend credits"
+    left = max(limit - spent_this_month(key, month), Decimal(0))
+    return (
+        f"monthly credit limit reached: this request needs {number(amount)} credits and this "
+        f"API key has {number(left)} of its {number(limit)} left this month (UTC)"
+    )
+
+
+def spent_this_month(key: ApiKey, month: str) -> Decimal:
+    """What ``key`` spent in ``month``: its count, or nothing when it counts another month."""
+    return key.spent_this_month if key.spent_month == month else Decimal(0)
 
 
 async def add_credits(session: AsyncSession, *, client_id: str, amount: Decimal) -> Decimal:
@@ -183,7 +208,7 @@ async def add_credits(session: AsyncSession, *, client_id: str, amount: Decimal)
     if amount < 0:
         remaining = await repo.debit_if_covered(session, client_id, -amount)
         if remaining is None:
-            await _client(session, client_id)
+            await get_client(session, client_id)
             raise BadRequest("cannot remove more credits than the balance holds")
     else:
         credited = await repo.credit(session, client_id, amount)
@@ -205,7 +230,7 @@ class CreatedKey:
     api_key: str
 
 
-async def _client(session: AsyncSession, client_id: str) -> Client:
+async def get_client(session: AsyncSession, client_id: str) -> Client:
     client = await repo.get_client(session, client_id)
     if client is None:
         raise NotFound(f"no client with id {client_id}")
@@ -254,7 +279,7 @@ async def create_user(session: AsyncSession, *, client_id: str, email: str, role
     if role not in ROLES:
         raise BadRequest(f"role must be one of {', '.join(ROLES)}")
     email = await _free_email(session, email)
-    await _client(session, client_id)
+    await get_client(session, client_id)
     return await _add_user(session, client_id=client_id, email=email, role=role)
 
 
@@ -319,7 +344,10 @@ async def create_key(
     secret: str,
     expires_at: datetime | None = None,
     label: str | None = None,
+    monthly_credit_limit: Decimal | None = None,
 ) -> CreatedKey:
+    """A new API key of the user; ``monthly_credit_limit``: the credits its submissions may
+    spend in a UTC calendar month (P201), none when None."""
     user = await find_user(session, user_id=user_id)
     now = utcnow()
     key = ApiKey(
@@ -329,6 +357,8 @@ async def create_key(
         created_at=now,
         expires_at=expires_at,
         label=check_label(label),
+        monthly_credit_limit=check_monthly_limit(monthly_credit_limit),
+        spent_this_month=Decimal(0),
     )
     session.add(key)
     await session.flush()
@@ -343,6 +373,18 @@ async def create_key(
     return CreatedKey(key_id=key.id, api_key=token)
 
 
+def check_monthly_limit(value: Decimal | None) -> Decimal | None:
+    """A monthly credit limit as given; 400 unless it is a whole or decimal number of
+    credits from 0 (a key that may spend nothing) to a billion, to four places."""
+    if value is None:
+        return None
+    if not value.is_finite() or value < 0 or value > MAX_MONTHLY_LIMIT:
+        raise BadRequest(f"the monthly credit limit must be a number from 0 to {MAX_MONTHLY_LIMIT}")
+    if value != value.quantize(Decimal("0.0001")):
+        raise BadRequest("the monthly credit limit has more than 4 decimal places")
+    return value
+
+
 async def revoke_key(session: AsyncSession, *, key_id: str, client_id: str | None = None) -> ApiKey:
     """Revokes a key (only one of ``client_id``'s, when given: another's is not found)."""
     canonical = canonical_uuid(key_id)
@@ -355,7 +397,7 @@ async def revoke_key(session: AsyncSession, *, key_id: str, client_id: str | Non
 
 
 async def set_plan(session: AsyncSession, *, client_id: str, plan: str) -> EffectivePlan:
-    client = await _client(session, client_id)
+    client = await get_client(session, client_id)
     plan_row = await _plan(session, plan)
     client.plan_name = plan_row.name
     return effective_plan(plan_row, client.overrides)
@@ -365,7 +407,7 @@ async def set_overrides(
     session: AsyncSession, *, client_id: str, values: dict[str, int | None]
 ) -> EffectivePlan:
     """Replaces the client's value for each given name; None removes the override."""
-    client = await _client(session, client_id)
+    client = await get_client(session, client_id)
     overrides = dict(client.overrides)
     for name, value in values.items():
         if name not in INTEGER_VALUES:
@@ -381,116 +423,5 @@ async def set_overrides(
 
 
 async def client_plan(session: AsyncSession, *, client_id: str) -> EffectivePlan:
-    client = await _client(session, client_id)
+    client = await get_client(session, client_id)
     return effective_plan(await _plan(session, client.plan_name), client.overrides)
-
-
-# -- a client's keys and users, as its administrator manages them -----------------------------
-
-KeyStatus = Literal["active", "revoked", "expired"]
-
-
-@dataclass(frozen=True)
-class KeyView:
-    key_id: str
-    label: str | None
-    owner_email: str
-    created_at: datetime
-    last_used_at: datetime | None
-    expires_at: datetime | None
-    status: KeyStatus
-    # A deactivated user's keys answer 401 whatever their own status.
-    owner_deactivated: bool
-
-
-def key_status(key: ApiKey, now: datetime) -> KeyStatus:
-    if key.revoked_at is not None:
-        return "revoked"
-    if key.expires_at is not None and key.expires_at <= now:
-        return "expired"
-    return "active"
-
-
-async def list_keys(session: AsyncSession, *, client_id: str, now: datetime) -> list[KeyView]:
-    return [
-        KeyView(
-            key.id,
-            key.label,
-            owner.email,
-            key.created_at,
-            key.last_used_at,
-            key.expires_at,
-            key_status(key, now),
-            owner.deactivated_at is not None,
-        )
-        for key, owner in await repo.client_keys(session, client_id)
-    ]
-
-
-async def client_key(session: AsyncSession, *, client_id: str, key_id: str) -> KeyView:
-    """One key of a client; another client's key is not found (D1)."""
-    now = utcnow()
-    for view in await list_keys(session, client_id=client_id, now=now):
-        if view.key_id == key_id:
-            return view
-    raise NotFound(f"no API key with id {key_id}")
-
-
-async def list_users(session: AsyncSession, *, client_id: str) -> list[User]:
-    """The client's users by email; 404 for a client that does not exist (each has its admin)."""
-    users = await repo.client_users(session, client_id)
-    if not users:
-        await _client(session, client_id)
-    return users
-
-
-async def client_user(session: AsyncSession, *, client_id: str, user_id: str) -> User:
-    """One user of a client; another client's user is not found (D1)."""
-    user = await find_user(session, user_id=user_id)
-    if user.client_id != client_id:
-        raise NotFound(f"no user with id {user_id}")
-    return user
-
-
-async def set_role(
-    session: AsyncSession, *, client_id: str, user_id: str, role: str, acting_user_id: str
-) -> User:
-    if role not in ROLES:
-        raise BadRequest(f"role must be one of {', '.join(ROLES)}")
-    user = await client_user(session, client_id=client_id, user_id=user_id)
-    if user.id == acting_user_id and role != user.role:
-        raise BadRequest("you cannot change your own role; ask another administrator")
-    user.role = role
-    return user
-
-
-async def deactivate_user(
-    session: AsyncSession, *, client_id: str, user_id: str, acting_user_id: str, now: datetime
-) -> User:
-    """Marks a user deactivated: their keys answer 401 from now on. Ending their web sessions
-    is the caller's part (signin.service.deactivate_user does both)."""
-    user = await client_user(session, client_id=client_id, user_id=user_id)
-    if user.id == acting_user_id:
-        raise BadRequest("you cannot deactivate yourself; ask another administrator")
-    if user.deactivated_at is None:
-        user.deactivated_at = now
-    return user
-
-
-async def reactivate_user(
-    session: AsyncSession, *, client_id: str, user_id: str, now: datetime
-) -> tuple[User, int]:
-    """Undoes a deactivation: the user may sign in again, and their keys that are neither
-    revoked nor expired answer again; the user and how many keys that is."""
-    user = await client_user(session, client_id=client_id, user_id=user_id)
-    user.deactivated_at = None
-    keys = await repo.client_keys(session, client_id)
-    live = sum(1 for key, owner in keys if owner.id == user.id and key_status(key, now) == "active")
-    return user, live
-
-
-async def ledger(
-    session: AsyncSession, *, client_id: str, page: PageRequest
-) -> tuple[list[CreditLedgerEntry], int]:
-    """One page of the client's credit ledger, newest first, and the number of entries."""
-    return await repo.ledger_page(session, client_id, page.offset, page.limit)

@@ -142,10 +142,10 @@ def list_users(client: Annotated[str, typer.Option(help="Client id")]) -> None:
     """List a client's users: email, role, whether active, whether a password is set."""
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
-        from dialscore.accounts import service
+        from dialscore.accounts import team
 
         async with db.read() as session:
-            users = await service.list_users(session, client_id=client)
+            users = await team.list_users(session, client_id=client)
         shown = []
         for user in users:
             sign_in = _sign_in(user)
@@ -241,17 +241,36 @@ def set_password(
 
 
 @admin.command("create-key")
-def create_key(user: Annotated[str, typer.Option(help="User id")]) -> None:
+def create_key(
+    user: Annotated[str, typer.Option(help="User id")],
+    monthly_credit_limit: Annotated[
+        str | None,
+        typer.Option(
+            help="Credits the key's submissions may spend in a UTC calendar month (no limit "
+            "when not given)",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Issue an API key acting as a user; the key is shown only now."""
+    limit = None if monthly_credit_limit is None else _amount(monthly_credit_limit)
 
     async def action(db: Database, settings: Settings) -> dict[str, Any]:
         from dialscore.accounts import service
+        from dialscore.kit.envelope import number
 
         async with db.unit_of_work() as session:
             key = await service.create_key(
-                session, user_id=user, secret=settings.resolved_secret_key
+                session,
+                user_id=user,
+                secret=settings.resolved_secret_key,
+                monthly_credit_limit=limit,
             )
-        return {"keyId": key.key_id, "apiKey": key.api_key}
+        return {
+            "keyId": key.key_id,
+            "apiKey": key.api_key,
+            "monthlyCreditLimit": None if limit is None else number(limit),
+        }
 
     emit(run_with_db(action))
 

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from dialscore.accounts import service as accounts
+from dialscore.accounts import team
 from dialscore.dashboard.web import FormUser, SignedIn, render
 from dialscore.kit.deps import StateDep
 from dialscore.kit.envelope import number
@@ -84,9 +85,7 @@ async def _account_page(
     paging = PageRequest(page, LEDGER_PAGE_SIZE)
     async with state.db.read() as session:
         balance = await accounts.current_balance(session, user.principal.client_id)
-        entries, total = await accounts.ledger(
-            session, client_id=user.principal.client_id, page=paging
-        )
+        entries, total = await team.ledger(session, client_id=user.principal.client_id, page=paging)
     return render(
         request,
         "account.html",

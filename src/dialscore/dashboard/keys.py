@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from dialscore.accounts import service as accounts
+from dialscore.accounts import team
+from dialscore.dashboard.account import credits_text
 from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, render, sent_once
 from dialscore.idempotency import answer_once
 from dialscore.kit.clock import utcnow
@@ -39,6 +42,30 @@ def _expiry(text: str, today: date) -> datetime | None:
     return datetime.combine(day + timedelta(days=1), time(), tzinfo=UTC)
 
 
+def _monthly_limit(text: str) -> Decimal | None:
+    """A key's monthly credit limit as typed; None for no limit. ValueError says what is
+    wrong."""
+    text = text.strip().replace(",", "")
+    if not text:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("Enter a number of credits, such as 500, or leave it empty.") from None
+    try:
+        return accounts.check_monthly_limit(value)
+    except ApiError as exc:
+        raise ValueError(exc.message[:1].upper() + exc.message[1:] + ".") from None
+
+
+def spending(key: team.KeyView) -> str:
+    """What a key spent this month, in words: "12.5 of 500 credits" or "12.5 credits"."""
+    spent = credits_text(key.spent_this_month)
+    if key.monthly_credit_limit is None:
+        return f"{spent} credits (no limit)"
+    return f"{spent} of {credits_text(key.monthly_credit_limit)} credits"
+
+
 async def _keys_page(
     request: Request,
     state: StateDep,
@@ -48,20 +75,24 @@ async def _keys_page(
     **context: object,
 ) -> HTMLResponse:
     async with state.db.read() as session:
-        keys = await accounts.list_keys(session, client_id=user.principal.client_id, now=utcnow())
-        users = await accounts.list_users(session, client_id=user.principal.client_id)
-    context.setdefault("form", {"label": "", "owner": user.principal.user_id, "expires": ""})
+        keys = await team.list_keys(session, client_id=user.principal.client_id, now=utcnow())
+        users = await team.list_users(session, client_id=user.principal.client_id)
+    context.setdefault("form", _blank_form(user))
     context.setdefault("errors", {})
     return render(
         request,
         "keys.html",
         user,
         status_code=status_code,
-        keys=keys,
+        keys=[(key, spending(key)) for key in keys],
         owners=[u for u in users if u.deactivated_at is None],
         today=utcnow().date().isoformat(),
         **context,
     )
+
+
+def _blank_form(user: WebUser) -> dict[str, str]:
+    return {"label": "", "owner": user.principal.user_id, "expires": "", "monthly_limit": ""}
 
 
 @router.get("/keys", response_class=HTMLResponse)
@@ -80,11 +111,17 @@ async def create_key(
     label: Annotated[str, Form()] = "",
     owner: Annotated[str, Form()] = "",
     expires: Annotated[str, Form()] = "",
+    monthly_limit: Annotated[str, Form()] = "",
 ) -> HTMLResponse:
     owner = owner or user.principal.user_id
-    form = {"label": label, "owner": owner, "expires": expires}
+    form = {"label": label, "owner": owner, "expires": expires, "monthly_limit": monthly_limit}
     errors: dict[str, str] = {}
     expires_at: datetime | None = None
+    limit: Decimal | None = None
+    try:
+        limit = _monthly_limit(monthly_limit)
+    except ValueError as exc:
+        errors["monthly_limit"] = str(exc)
     if not label.strip():
         errors["label"] = "Give the key a label, such as the system that will use it."
     elif len(label.strip()) > accounts.MAX_LABEL_LENGTH:
@@ -99,7 +136,7 @@ async def create_key(
         async with state.db.write() as session:
 
             async def create() -> dict[str, Any]:
-                owner_user = await accounts.client_user(
+                owner_user = await team.client_user(
                     session, client_id=user.principal.client_id, user_id=owner
                 )
                 if owner_user.deactivated_at is not None:
@@ -110,6 +147,7 @@ async def create_key(
                     secret=state.settings.resolved_secret_key,
                     expires_at=expires_at,
                     label=label,
+                    monthly_credit_limit=limit,
                 )
                 made.append((created, owner_user.email))
                 return {"label": label.strip()}
@@ -124,7 +162,7 @@ async def create_key(
                 if again:
                     return await _keys_page(request, state, user, notice=SENT_AGAIN.format(**first))
                 ((created, owner_email),) = made
-                blank = {"label": "", "owner": user.principal.user_id, "expires": ""}
+                blank = _blank_form(user)
                 page = await _keys_page(
                     request,
                     state,
@@ -145,7 +183,7 @@ async def confirm_revoke(
     request: Request, session: ReadSession, user: Admin, key_id: str
 ) -> HTMLResponse:
     try:
-        key = await accounts.client_key(session, client_id=user.principal.client_id, key_id=key_id)
+        key = await team.client_key(session, client_id=user.principal.client_id, key_id=key_id)
     except NotFound:
         raise PageNotFound() from None
     return render(request, "keys_revoke.html", user, key=key)

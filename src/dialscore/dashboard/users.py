@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from dialscore.accounts import service as accounts
+from dialscore.accounts import team
 from dialscore.accounts.emails import shown_email
 from dialscore.accounts.schemas import ROLES
 from dialscore.dashboard.web import PREFIX, Admin, AdminForm, PageNotFound, render
@@ -72,7 +72,7 @@ async def _users_page(
     async with state.db.read() as session:
         users = [
             Person.of(row)
-            for row in await accounts.list_users(session, client_id=user.principal.client_id)
+            for row in await team.list_users(session, client_id=user.principal.client_id)
         ]
     context.setdefault("form", {"email": "", "role": "member"})
     context.setdefault("errors", {})
@@ -166,7 +166,7 @@ async def change_role(
 ) -> HTMLResponse:
     async with state.db.write() as session:
         try:
-            target = await accounts.set_role(
+            target = await team.set_role(
                 session,
                 client_id=user.principal.client_id,
                 user_id=user_id,
@@ -190,7 +190,7 @@ async def confirm_deactivate(
     request: Request, session: ReadSession, user: Admin, user_id: str
 ) -> HTMLResponse:
     try:
-        target = await accounts.client_user(
+        target = await team.client_user(
             session, client_id=user.principal.client_id, user_id=user_id
         )
     except NotFound:
@@ -254,7 +254,7 @@ async def reactivate(
 ) -> HTMLResponse:
     async with state.db.write() as session:
         try:
-            target, keys = await accounts.reactivate_user(
+            target, keys = await team.reactivate_user(
                 session, client_id=user.principal.client_id, user_id=user_id, now=utcnow()
             )
         except NotFound:

@@ -144,6 +144,7 @@ async def create_job(
         amount=cost,
         reason=reason,
         job_id=job.id,
+        key_id=principal.key_id,
     )
     repo.add_job(session, job)
     await session.flush()

@@ -70,6 +70,14 @@ class ApiKey(Base):
     label: Mapped[str | None] = mapped_column(String(200), nullable=True)
     # Updated at most once a minute, so that authenticating rarely writes.
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # The credits this key's submissions may spend in a UTC calendar month; None: no limit
+    # (P201). What it spent is counted beside it, for the month ``spent_month`` names
+    # ("2026-11"): a charge in another month starts the count again.
+    monthly_credit_limit: Mapped[Decimal | None] = mapped_column(Credits, nullable=True)
+    spent_month: Mapped[str | None] = mapped_column(String(7), nullable=True)
+    spent_this_month: Mapped[Decimal] = mapped_column(
+        Credits, default=Decimal(0), server_default="0"
+    )
 
 
 class CreditLedgerEntry(Base):
@@ -82,6 +90,8 @@ class CreditLedgerEntry(Base):
     client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"))
     user_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    # The API key whose request made the change (P201); None for the web app and the operator.
+    key_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     delta: Mapped[Decimal] = mapped_column(Credits)
     balance_after: Mapped[Decimal] = mapped_column(Credits)
     reason: Mapped[str] = mapped_column(String(64))

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as accounts_repo
 from dialscore.accounts import service as accounts
+from dialscore.accounts import team
 from dialscore.accounts.emails import email_problem, is_placeholder
 from dialscore.accounts.schemas import Principal
 from dialscore.accounts.service import effective_plan
@@ -262,7 +263,7 @@ async def new_password_link(
 ) -> tuple[User, str]:
     """Another link for a user of the client (one who forgot their password, or lost the
     first link); a deactivated user gets none."""
-    user = await accounts.client_user(session, client_id=client_id, user_id=user_id)
+    user = await team.client_user(session, client_id=client_id, user_id=user_id)
     if is_placeholder(user.email):
         raise BadRequest(
             "this user has no email yet, so could not sign in: an operator gives them one "
@@ -305,7 +306,7 @@ async def deactivate_user(
     session: AsyncSession, *, client_id: str, user_id: str, acting_user_id: str, now: datetime
 ) -> User:
     """Deactivates a user of the client: their sessions end and their keys answer 401."""
-    user = await accounts.deactivate_user(
+    user = await team.deactivate_user(
         session, client_id=client_id, user_id=user_id, acting_user_id=acting_user_id, now=now
     )
     await end_sessions(session, user_id=user.id, now=now)
