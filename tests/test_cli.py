@@ -79,6 +79,7 @@ PLAN_KEYS = {
     "webhookRate",
     "costPerPhone",
     "costPerContact",
+    "refundUnfound",
 }
 
 
@@ -90,6 +91,7 @@ def effective(client_id: str, plan: str, **overrides: Any) -> dict[str, Any]:
         "webhookRate": 5,
         "costPerPhone": 0.05,
         "costPerContact": 1,
+        "refundUnfound": True,
     }
     values.update(overrides)
     return values
@@ -263,6 +265,18 @@ def test_set_plan_and_set_limits_print_effective_values_and_overrides_survive(cl
 
     down = cli.ok("admin", "set-plan", "--client", client_id, "--plan", "free")
     assert down == effective(client_id, "free", perSecond=77, perMinute=1234, webhookRate=9)
+
+    # P202: refunds of enrichment contacts with no new number, off for this client and on
+    # again; a plan change keeps the choice, and other changes leave it alone.
+    kept = {"perSecond": 77, "perMinute": 1234, "webhookRate": 9}
+    off = cli.ok("admin", "set-limits", "--client", client_id, "--no-refund-unfound")
+    assert off == effective(client_id, "free", **kept, refundUnfound=False)
+    moved = cli.ok("admin", "set-plan", "--client", client_id, "--plan", "team")
+    assert moved == effective(client_id, "team", **kept, refundUnfound=False)
+    other = cli.ok("admin", "set-limits", "--client", client_id, "--per-day", "500")
+    assert other == effective(client_id, "team", **kept, perDay=500, refundUnfound=False)
+    on = cli.ok("admin", "set-limits", "--client", client_id, "--refund-unfound")
+    assert on == effective(client_id, "team", **kept, perDay=500)
 
 
 def test_admin_errors_exit_non_zero_with_json_error_on_stderr_only(cli: Cli) -> None:

@@ -406,6 +406,7 @@ def team_plan() -> Plan:
         webhook_rate=5,
         cost_per_phone=Decimal("0.05"),
         cost_per_contact=Decimal(1),
+        refund_unfound=True,
     )
 
 
@@ -424,6 +425,7 @@ def test_effective_plan_without_overrides_is_the_plan() -> None:
         "webhook_rate": 5,
         "cost_per_phone": Decimal("0.05"),
         "cost_per_contact": Decimal(1),
+        "refund_unfound": True,
     }
 
 
@@ -450,6 +452,8 @@ def test_effective_plan_applies_overrides() -> None:
     assert plan.features()["coreScoring"] is True
     assert plan.describe()["costPerPhone"] == 0.03
     assert base.per_second == 10  # the stored plan is left alone
+    # P202: a client may be kept from refunds its plan gives, or given them.
+    assert effective_plan(base, {"refund_unfound": False}).describe()["refundUnfound"] is False
 
 
 def test_effective_plan_ignores_unknown_overrides_and_keeps_the_name() -> None:

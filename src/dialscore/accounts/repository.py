@@ -190,3 +190,43 @@ async def ledger_page(
         .limit(limit)
     )
     return list(found), total or 0
+
+
+# -- refunds (P202) ---------------------------------------------------------------------------
+
+
+async def job_charge(
+    session: AsyncSession, client_id: str, job_id: str
+) -> CreditLedgerEntry | None:
+    """The ledger row that charged the job when it was submitted (its first debit), if any."""
+    found = await session.scalars(
+        select(CreditLedgerEntry)
+        .where(
+            CreditLedgerEntry.client_id == client_id,
+            CreditLedgerEntry.job_id == job_id,
+            CreditLedgerEntry.delta < 0,
+        )
+        .order_by(CreditLedgerEntry.id)
+        .limit(1)
+    )
+    return found.first()
+
+
+async def unspend_from_key(
+    session: AsyncSession, key_id: str, amount: Decimal, month: str
+) -> Decimal | None:
+    """Takes ``amount`` off what the key has spent in ``month``, never below zero, in one
+    statement; what it has spent then, or None when its count is of another month (or there
+    is no such key), which is then left alone."""
+    given_back = literal(amount, Credits())
+    left = case(
+        (ApiKey.spent_this_month > given_back, ApiKey.spent_this_month - given_back),
+        else_=literal(Decimal(0), Credits()),
+    )
+    stmt = (
+        update(ApiKey)
+        .where(ApiKey.id == key_id, ApiKey.spent_month == month)
+        .values(spent_this_month=left)
+        .returning(ApiKey.spent_this_month)
+    )
+    return (await session.execute(stmt)).scalars().first()

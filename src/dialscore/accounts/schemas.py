@@ -29,6 +29,9 @@ class EffectivePlan:
     webhook_rate: int
     cost_per_phone: Decimal
     cost_per_contact: Decimal
+    # An enrichment job gives back the charge of each contact it found no new number for
+    # (P202).
+    refund_unfound: bool
 
     @classmethod
     def value_names(cls) -> list[str]:
@@ -53,6 +56,7 @@ class EffectivePlan:
             "webhookRate": self.webhook_rate,
             "costPerPhone": number(self.cost_per_phone),
             "costPerContact": number(self.cost_per_contact),
+            "refundUnfound": self.refund_unfound,
         }
 
 

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import repository as repo
 from dialscore.accounts.emails import given_email_problem, placeholder_email
+from dialscore.accounts.refunds import refund as refund  # P202, a use case of its own module
 from dialscore.accounts.schemas import ROLES, EffectivePlan, Principal
 from dialscore.kit.clock import canonical_uuid, new_id, utcnow
 from dialscore.kit.db import Database
@@ -37,6 +38,7 @@ MAX_MONTHLY_LIMIT = Decimal(10**9)
 # A key's last use is written at most this often, so that authenticating rarely writes.
 KEY_USE_INTERVAL = timedelta(seconds=60)
 INTEGER_VALUES = ("per_second", "per_minute", "per_day", "webhook_rate")
+BOOLEAN_VALUES = ("refund_unfound",)
 DECIMAL_VALUES = ("cost_per_phone", "cost_per_contact")
 
 
@@ -406,14 +408,19 @@ async def set_plan(session: AsyncSession, *, client_id: str, plan: str) -> Effec
 async def set_overrides(
     session: AsyncSession, *, client_id: str, values: dict[str, int | None]
 ) -> EffectivePlan:
-    """Replaces the client's value for each given name; None removes the override."""
+    """Replaces the client's value for each given name (a bool for ``refund_unfound``);
+    None removes the override."""
     client = await get_client(session, client_id)
     overrides = dict(client.overrides)
     for name, value in values.items():
-        if name not in INTEGER_VALUES:
+        if name not in INTEGER_VALUES + BOOLEAN_VALUES:
             raise BadRequest(f"'{name}' cannot be overridden here")
         if value is None:
             overrides.pop(name, None)
+        elif name in BOOLEAN_VALUES:
+            if not isinstance(value, bool):
+                raise BadRequest(f"{name} must be true or false")
+            overrides[name] = value
         elif value < 1:
             raise BadRequest(f"{name} must be at least 1")
         else:

@@ -332,13 +332,23 @@ def set_limits(
     per_minute: Annotated[int | None, typer.Option(help="Requests per minute")] = None,
     per_day: Annotated[int | None, typer.Option(help="Requests per day")] = None,
     webhook_rate: Annotated[int | None, typer.Option(help="Webhook deliveries per second")] = None,
+    refund_unfound: Annotated[
+        bool | None,
+        typer.Option(
+            "--refund-unfound/--no-refund-unfound",
+            help="Whether finished enrichment jobs refund the contacts no new number was found "
+            "for (P202); the plan's choice when not given",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Override a client's rate limits; prints its effective plan values."""
+    """Override a client's rate limits and refunds; prints its effective plan values."""
     values = {
         "per_second": per_second,
         "per_minute": per_minute,
         "per_day": per_day,
         "webhook_rate": webhook_rate,
+        "refund_unfound": refund_unfound,
     }
     given = {k: v for k, v in values.items() if v is not None}
 

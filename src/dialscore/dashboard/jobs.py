@@ -25,6 +25,7 @@ from dialscore.jobs.repository import ResultRow
 from dialscore.jobs.schemas import TERMINAL_STATES
 from dialscore.kit.clock import utcnow
 from dialscore.kit.deps import ReadSession, StateDep, WriteSession
+from dialscore.kit.envelope import number
 from dialscore.kit.errors import BadRequest, NotFound
 from dialscore.kit.pagination import MAX_PAGE, PageRequest
 from dialscore.models import Job
@@ -146,6 +147,8 @@ async def show_job(
         rejected=[_rejected_row(job, row) for row in rejected],
         left_out=left_out,
         kept=kept,
+        # The credits given back when it finished (P202); "" for none.
+        refunded=f"{number(job.credits_refunded):,}" if job.credits_refunded else "",
     )
 
 

@@ -50,6 +50,8 @@ class Words:
     body_removed: dict[str, Term]
     calling: dict[str, str]
     weekdays: tuple[str, ...]
+    # What a plan does with the enrichment contacts for which nothing is found (P202).
+    refunds: dict[str, str]
 
     # -- codes in words ---------------------------------------------------------------------
 
@@ -204,6 +206,7 @@ def parse(data: dict[str, Any]) -> Words:
         body_removed=_terms(data["body_removed"]),
         calling={k: v for k, v in data["calling"].items() if k != "weekdays"},
         weekdays=tuple(data["calling"]["weekdays"]),
+        refunds=dict(data["refunds"]),
     )
     _check(words)
     return words
@@ -243,6 +246,7 @@ def _check(words: Words) -> None:
     calling = {"column", "yes", "no", "unknown", "until", "next", "today", "tomorrow", "on"}
     calling |= {"workdays", "hours", "best"}
     _same("calling", set(words.calling), calling)
+    _same("refunds", set(words.refunds), {"label", "on", "off", "job_label", "job"})
     if len(words.weekdays) != 7:
         raise ValueError("words: calling: weekdays must name the 7 days, Monday first")
 

@@ -102,6 +102,7 @@ JOB: dict[str, Any] = {
     "acceptedRecordCount": 1,
     "processedCount": 1,
     "modifiedAt": "2025-06-03T14:22:05.671Z",
+    "creditsRefunded": 0,
 }
 
 

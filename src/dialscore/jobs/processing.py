@@ -19,7 +19,7 @@ from dialscore.enrichment.waterfall import (
     EnrichmentSource,
     run_waterfall_many,
 )
-from dialscore.jobs import callability
+from dialscore.jobs import callability, refunds
 from dialscore.jobs import repository as repo
 from dialscore.jobs.events import JobCompletedPayload
 from dialscore.jobs.lease import JobLease
@@ -445,6 +445,8 @@ async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
         now = utcnow()
         finalized = await repo.finalize(session, job.id, status=status, now=now)
         if finalized:
+            # With the transition, by the one run that made it: refunded once (P202).
+            await refunds.refund_unfound(session, job, now=now)
             await webhooks.emit(
                 session,
                 user_id=job.user_id,

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, func, insert, or_, select, text, update
@@ -240,6 +241,10 @@ async def finalize(session: AsyncSession, job_id: str, *, status: str, now: date
         .values(status=status, finalized_at=now, updated_at=now, lease_until=None)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def set_credits_refunded(session: AsyncSession, job_id: str, credits: Decimal) -> None:
+    await session.execute(update(Job).where(Job.id == job_id).values(credits_refunded=credits))
 
 
 # -- reads for a job's page and its results download ------------------------------------------

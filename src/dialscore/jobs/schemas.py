@@ -14,7 +14,7 @@ from typing_extensions import TypeAliasType
 
 from dialscore.jobs.call_verdict import BestCallHoursOut, CallWindowOut
 from dialscore.kit.clock import isoformat
-from dialscore.kit.envelope import Timestamp, Uuid
+from dialscore.kit.envelope import Timestamp, Uuid, number
 from dialscore.kit.pagination import Pagination
 from dialscore.kit.text import STORABLE_NOT_BLANK, StorableText
 from dialscore.models import Contact, Job
@@ -226,6 +226,12 @@ class JobOut(BaseModel):
     acceptedRecordCount: int = Field(description="Extension: contacts accepted into the job")
     processedCount: int = Field(description="Extension: contacts processed so far")
     modifiedAt: Timestamp = Field(description="Extension: time of the last change")
+    creditsRefunded: float = Field(
+        ge=0,
+        description="Extension (P202): the credits given back when the job finished, for the "
+        "contacts for which enrichment found no new number (each at the price it was "
+        "charged); 0 when none",
+    )
 
 
 class PhoneEntry(BaseModel):
@@ -411,6 +417,7 @@ def present_job(job: Job) -> dict[str, Any]:
         "acceptedRecordCount": job.accepted_count,
         "processedCount": job.processed_count,
         "modifiedAt": isoformat(job.updated_at),
+        "creditsRefunded": number(job.credits_refunded),
     }
 
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, Credits, UTCDateTime
@@ -27,6 +27,9 @@ class Plan(Base):
     webhook_rate: Mapped[int] = mapped_column(Integer)
     cost_per_phone: Mapped[Decimal] = mapped_column(Credits)
     cost_per_contact: Mapped[Decimal] = mapped_column(Credits)
+    # Whether an enrichment job gives back, when it finishes, the charge of each contact it
+    # found no new number for (P202).
+    refund_unfound: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class Client(Base):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from dialscore.kit.db import Base, UTCDateTime
+from dialscore.kit.db import Base, Credits, UTCDateTime
 
 
 class Job(Base):
@@ -27,6 +28,11 @@ class Job(Base):
     accepted_count: Mapped[int] = mapped_column(Integer)
     processed_count: Mapped[int] = mapped_column(Integer, default=0)
     enrichment_rejected_count: Mapped[int] = mapped_column(Integer, default=0)
+    # The credits given back when the job finished, for the contacts enrichment found no new
+    # number for (P202); its ledger row says the same.
+    credits_refunded: Mapped[Decimal] = mapped_column(
+        Credits, default=Decimal(0), server_default="0"
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     finalized_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
