@@ -185,6 +185,15 @@ def readable(number: str, home: str = DEFAULT_COUNTRY) -> str:
     return text
 
 
+def query_number(text: str, country: str | None = None) -> str | None:
+    """The E.164 form of a number given in a URL's query (read in ``country`` when it has no
+    ``+``; an unencoded '+' arrives as a space), None when it is not a valid number."""
+    if text[:1] == " " and text.strip()[:1].isdigit():
+        text = "+" + text.strip()
+    phone = analyse(text.strip(), country_or_default(country))
+    return None if phone is None else phone.e164
+
+
 def e164_or_reason(text: str, country: str = DEFAULT_COUNTRY) -> tuple[str | None, str]:
     """The E.164 form of a number an importer reads, else None and why: not a number at
     all, not a valid one, or one with an extension (a list of lines holds none)."""

@@ -20,7 +20,7 @@ from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
 from dialscore.kit.text import scrub, text_problem
 from dialscore.models import CallOutcome
-from dialscore.phones import analyse, country_or_default
+from dialscore.phones import analyse, country_or_default, query_number
 from dialscore.scoring.evidence import OUTCOMES
 from dialscore.scoring.lines import CONNECTS
 
@@ -294,13 +294,10 @@ async def rebuild_tallies(session: AsyncSession, *, client_id: str, now: datetim
 
 def parse_query_number(text: str, country: str | None) -> str:
     """The E.164 form of a number given in a query; 400 when it is not a valid number."""
-    # An unencoded '+' in a query string arrives as a space.
-    if text[:1] == " " and text.strip()[:1].isdigit():
-        text = "+" + text.strip()
-    phone = analyse(text.strip(), country_or_default(country))
-    if phone is None:
+    number = query_number(text, country)
+    if number is None:
         raise BadRequest(NUMBER_INVALID)
-    return phone.e164
+    return number
 
 
 async def list_calls(

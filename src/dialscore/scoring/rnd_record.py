@@ -16,7 +16,7 @@ from dialscore.kit.errors import BadRequest
 from dialscore.kit.pagination import PageRequest
 from dialscore.kit.text import text_problem
 from dialscore.models import RndQuery
-from dialscore.phones import analyse
+from dialscore.phones import query_number
 from dialscore.scoring.evidence import REASSIGNED_ANSWERS
 from dialscore.scoring.service import ReassignedChecks
 
@@ -84,13 +84,10 @@ def parse_number(text: str | None) -> str | None:
     given. 400 when it is not a valid number."""
     if text is None or not text.strip():
         return None
-    # An unencoded '+' in a query string arrives as a space.
-    if text[:1] == " " and text.strip()[:1].isdigit():
-        text = "+" + text.strip()
-    phone = analyse(text.strip()) if text_problem(text) is None else None
-    if phone is None:
+    number = query_number(text) if text_problem(text) is None else None
+    if number is None:
         raise BadRequest(NUMBER_INVALID)
-    return phone.e164
+    return number
 
 
 async def page_of_queries(
