@@ -1068,3 +1068,11 @@ def test_settings_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 def test_nonsense_provider_settings_are_refused(values: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         settings(**values)
+
+
+def test_every_registered_source_is_in_the_default_waterfall_in_order() -> None:
+    """One registry names the sources (P203): the default DIALSCORE_ENRICHMENT_SOURCES lists
+    each of them once, the client's own data before the paid providers."""
+    from dialscore.enrichment.service import OWN_SOURCES, PROVIDERS, source_names
+
+    assert source_names(settings()) == [*OWN_SOURCES, *PROVIDERS]

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import structlog
 
-from dialscore.enrichment.providers import found_phones
+from dialscore.enrichment.providers import provider_enrichment
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
 from dialscore.kit.paced_http import PacedClient, Pacing
 from dialscore.phones import DEFAULT_COUNTRY
@@ -131,13 +131,10 @@ class ApolloPeopleMatch:
                 if isinstance(entry, dict):
                     raw = entry.get("sanitized_number") or entry.get("raw_number")
                     numbers.append((raw, _phone_type(entry)))
-        phones, unusable = found_phones(numbers, self._region)
-        if unusable:
-            log.info("apollo_match_numbers_unusable", contact_id=contact_id, count=unusable)
-        if not phones:
-            log.debug("apollo_match_no_numbers", contact_id=contact_id)
-            return None
-        record = person.get("id")
-        return Enrichment(
-            phones, f"apollo:{record}" if isinstance(record, str) and record else None, self.name
+        return provider_enrichment(
+            self.name,
+            contact_id=contact_id,
+            numbers=numbers,
+            region=self._region,
+            record=person.get("id"),
         )

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import structlog
 
-from dialscore.enrichment.providers import found_phones
+from dialscore.enrichment.providers import provider_enrichment
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest
 from dialscore.kit.clock import utcnow
 from dialscore.kit.paced_http import PacedClient, Pacing, retry_after_header
@@ -151,18 +151,13 @@ class PeopleDataLabs:
         numbers: list[tuple[object, str | None]] = [(mobile, "mobile")]
         if isinstance(others, list):
             numbers.extend((number, None) for number in others)
-        phones, unusable = found_phones(numbers, self._region)
-        if unusable:
-            log.info("pdl_enrich_numbers_unusable", contact_id=contact_id, count=unusable)
-        if not phones:
-            log.debug("pdl_enrich_no_numbers", contact_id=contact_id)
-            return None
-        record = data.get("id")
-        return Enrichment(
-            phones,
-            f"pdl:{record}" if isinstance(record, str) and record else None,
+        return provider_enrichment(
             self.name,
-            self._confidence(body.get("likelihood")),
+            contact_id=contact_id,
+            numbers=numbers,
+            region=self._region,
+            record=data.get("id"),
+            confidence=self._confidence(body.get("likelihood")),
         )
 
     def _confidence(self, likelihood: Any) -> float:
