@@ -377,7 +377,7 @@ def tally_calls(client: Annotated[str, typer.Option(help="Client id")]) -> None:
         from dialscore.kit.clock import utcnow
 
         async with db.unit_of_work() as session:
-            await accounts.client_plan(session, client_id=client)  # 404 for an unknown client
+            await accounts.get_client(session, client_id=client)  # 404 for an unknown client
             counted = await calls.rebuild_tallies(session, client_id=client, now=utcnow())
         return {"clientId": client, "calls": counted}
 
