@@ -81,6 +81,27 @@ async def test_a_submission_past_the_keys_monthly_limit_answers_402_and_creates_
     await settle(app)
 
 
+async def test_an_estimate_says_what_the_keys_limit_would_leave(
+    db: Database, api: httpx.AsyncClient, app: FastAPI
+) -> None:
+    owner = await make_tenant(db, SECRET, credits=100)
+    capped = await limited_key(db, owner, "0.25")
+    assert (await submit(api, capped, many_contacts(4))).status_code == 200
+    url = f"{V2}/contacts/score/estimate"
+    # Two phones would pass the limit by 0.05: the estimate says so, the submission is refused.
+    two = {"contacts": many_contacts(2, start=10)}
+    answer = await api.post(url, json=two, headers=capped.headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["credits"]["keyCreditsLeftThisMonth"] == -0.05
+    assert (await submit(api, capped, two["contacts"])).status_code == 402
+    # One phone spends exactly what is left.
+    one = {"contacts": many_contacts(1, start=10)}
+    answer = await api.post(url, json=one, headers=capped.headers)
+    assert answer.json()["credits"]["keyCreditsLeftThisMonth"] == 0
+    assert (await submit(api, capped, one["contacts"])).status_code == 200
+    await settle(app)
+
+
 async def test_a_new_month_starts_the_count_again(
     db: Database, api: httpx.AsyncClient, app: FastAPI
 ) -> None:

@@ -60,15 +60,30 @@ class EnrichmentResponse(BaseModel):
     error: ContactRejections | None
 
 
+_KEY_LEFT = (
+    "Extension (P200, P201): what the calling API key's monthly credit limit would leave this "
+    "month after this charge, below zero when the submission would be refused (402); null "
+    "when the key has no limit"
+)
+
+
+class ScoringEstimateCredits(ScoringCredits):
+    keyCreditsLeftThisMonth: float | None = Field(default=None, description=_KEY_LEFT)
+
+
+class EnrichmentEstimateCredits(EnrichmentCredits):
+    keyCreditsLeftThisMonth: float | None = Field(default=None, description=_KEY_LEFT)
+
+
 class ScoringEstimateResponse(BaseModel):
     data: EstimateData
-    credits: ScoringCredits
+    credits: ScoringEstimateCredits
     error: ContactRejections | None
 
 
 class EnrichmentEstimateResponse(BaseModel):
     data: EstimateData
-    credits: EnrichmentCredits
+    credits: EnrichmentEstimateCredits
     error: ContactRejections | None
 
 
@@ -112,11 +127,16 @@ def present_estimate(
     cost: Decimal,
     balance: Decimal,
     rejected: list[dict[str, Any]],
+    key_left: Decimal | None = None,
 ) -> dict[str, Any]:
     """What a submission would answer (``present_accepted``), before anything is written or
     charged: no job, ``estimate`` true, and the balance the charge would leave, below zero
-    when the credits would not cover it (P200)."""
+    when the credits would not cover it (P200); ``key_left``: what the calling key's monthly
+    limit has left before the charge, None without a limit (P201)."""
     opened = OpenedJob(None, cost, balance - cost, units, accepted)
     answer = present_accepted(kind, plan, opened, total=total, accepted=accepted, rejected=rejected)
     answer["data"]["estimate"] = True
+    answer["credits"]["keyCreditsLeftThisMonth"] = (
+        None if key_left is None else number(key_left - cost)
+    )
     return answer

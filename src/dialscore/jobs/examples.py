@@ -214,7 +214,13 @@ JOB_COMPLETED_EVENT: dict[str, Any] = {
 
 def _estimated(answer: dict[str, Any]) -> dict[str, Any]:
     """A submission's answer as its estimate gives it: no job, ``estimate`` true (P200)."""
-    return {**answer, "data": {**answer["data"], "jobId": None, "estimate": True}}
+    charged = answer["credits"]["creditsCharged"]
+    return {
+        **answer,
+        "data": {**answer["data"], "jobId": None, "estimate": True},
+        # A key with a monthly limit of 500 credits that spent nothing yet this month (P201).
+        "credits": {**answer["credits"], "keyCreditsLeftThisMonth": 500 - charged},
+    }
 
 
 SCORE_ESTIMATE: dict[str, Any] = _estimated(SCORE_ANSWER)

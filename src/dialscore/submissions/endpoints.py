@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore import idempotency
 from dialscore.accounts import service as accounts
+from dialscore.accounts import team
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.accounts.schemas import Principal
 from dialscore.idempotency import IdempotencyKey, Once
@@ -141,6 +142,11 @@ async def _estimate(
     jobs.require_feature(principal.plan, kind, scoring_type)
     found = service.estimate(principal.plan, kind, body.contacts)
     balance = await accounts.current_balance(session, principal.client_id)
+    key_left = None
+    if principal.key_id is not None:
+        key = await team.client_key(session, client_id=principal.client_id, key_id=principal.key_id)
+        if key.monthly_credit_limit is not None:
+            key_left = key.monthly_credit_limit - key.spent_this_month
     return present_estimate(
         kind,
         principal.plan,
@@ -150,6 +156,7 @@ async def _estimate(
         cost=found.cost,
         balance=balance,
         rejected=found.records,
+        key_left=key_left,
     )
 
 
@@ -158,7 +165,8 @@ _ESTIMATE_DOC = """Extension (P200): takes exactly the body of `POST /contacts/{
     rejected one as sent with its reason, the credits it would charge and the balance it
     would leave), with `data.jobId` null and `data.estimate` true. Nothing is created or
     charged, so it never answers 402: a charge the balance would not cover gives a negative
-    `creditsRemaining`. A plan without the feature gets the submission's 403. The web app's
+    `creditsRemaining`, one the calling key's monthly credit limit would not allow a negative
+    `keyCreditsLeftThisMonth`. A plan without the feature gets the submission's 403. The web app's
     upload shows the same figures before its job starts."""
 
 
