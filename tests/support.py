@@ -113,6 +113,18 @@ async def add_user(db: Database, secret: str, tenant: Tenant, email: str) -> Ten
     return Tenant(tenant.client_id, user.id, key.api_key, key.key_id)
 
 
+# A phone entry's call verdict (P177): worked out as of each read, so two reads of one entry
+# differ in it (``nextCallableAt`` is the read's instant while the number is callable).
+AS_OF_THE_READ = frozenset(
+    {"timeZone", "callWindow", "callableNow", "nextCallableAt", "bestCallHours"}
+)
+
+
+def without_verdict(entry: dict[str, Any]) -> dict[str, Any]:
+    """A phone entry without the fields that are as of its read."""
+    return {k: v for k, v in entry.items() if k not in AS_OF_THE_READ}
+
+
 def contact(
     first: str = "Ann", last: str = "Lee", phone: str = "+14155552671", **extra: Any
 ) -> dict[str, Any]:

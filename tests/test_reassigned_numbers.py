@@ -27,7 +27,7 @@ from dialscore.scoring.providers import reassigned_numbers_from_settings
 from dialscore.scoring.reassigned import ReassignedNumbers, rnd_answer
 from tests.conftest import SECRET
 from tests.fakes import Answer, Received, ScriptedService
-from tests.support import V2, contact, make_tenant, settle, state_of, submit
+from tests.support import V2, contact, make_tenant, settle, state_of, submit, without_verdict
 from tests.test_providers import FakeClock, pacing_on
 
 USERNAME = "rnd-user-0001"
@@ -251,9 +251,6 @@ def configured(settings: Settings, fake: FakeRND) -> Settings:
     )
 
 
-AS_OF_THE_READ = {"timeZone", "callWindow", "callableNow", "nextCallableAt", "bestCallHours"}
-
-
 async def scored_phones(
     settings: Settings, records: list[dict[str, Any]]
 ) -> dict[str, dict[str, dict[str, Any]]]:
@@ -275,10 +272,7 @@ async def scored_phones(
     for entry in answer.json()["data"]["contacts"]:
         assert entry["rejectedReason"] is None, entry
         # Without the call verdict (P177): it is as of each read, and two reads differ.
-        out[entry["firstName"]] = {
-            p["number"]: {k: v for k, v in p.items() if k not in AS_OF_THE_READ}
-            for p in entry["phones"]
-        }
+        out[entry["firstName"]] = {p["number"]: without_verdict(p) for p in entry["phones"]}
         if "consentDate" in entry["unmappedFields"]:
             # Kept where the spec has no field, as it was given (P190).
             assert entry["unmappedFields"] == {"consentDate": entry_consent(entry["firstName"])}
