@@ -163,10 +163,8 @@ async def charge(
     or when it would take the API key ``key_id`` past its monthly credit limit (P201)."""
     if amount <= 0:
         return await current_balance(session, client_id)
-    if key_id is not None:
-        month = repo.spending_month(utcnow())
-        if await repo.spend_from_key(session, key_id, amount, month) is None:
-            raise PaymentRequired(await _over_limit(session, key_id, amount, month))
+    # The client's row first, then the key's: a refund (P202) takes them in that order too,
+    # so two transactions never wait for each other's row.
     remaining = await repo.debit_if_covered(session, client_id, amount)
     if remaining is None:
         have = await current_balance(session, client_id)
@@ -174,6 +172,11 @@ async def charge(
             f"insufficient credits: this request needs {number(amount)} credits "
             f"and the balance is {number(have)}"
         )
+    if key_id is not None:
+        month = repo.spending_month(utcnow())
+        if await repo.spend_from_key(session, key_id, amount, month) is None:
+            # The caller's transaction is rolled back on this error: the debit with it.
+            raise PaymentRequired(await _over_limit(session, key_id, amount, month))
     repo.add_ledger_entry(
         session,
         client_id=client_id,
