@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 
 from dialscore.accounts import service as accounts
 from dialscore.kit.db import Database
+from dialscore.kit.errors import BadRequest
 from dialscore.models import ApiKey, CreditLedgerEntry
 from dialscore.signin import service as signin
 from tests.conftest import SECRET
@@ -150,7 +151,7 @@ async def test_a_key_limited_to_nothing_may_read_but_not_spend(
 @pytest.mark.parametrize("bad", ["-1", "1.00001", "NaN", "2000000000"])
 async def test_a_limit_that_is_not_a_number_of_credits_is_refused(db: Database, bad: str) -> None:
     owner = await make_tenant(db, SECRET)
-    with pytest.raises(Exception, match="monthly credit limit"):
+    with pytest.raises(BadRequest, match="monthly credit limit"):
         await limited_key(db, owner, bad)
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from dialscore.accounts import service, team
+from dialscore.accounts import service
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.accounts.schemas import CreditsResponse, FeaturesResponse
 from dialscore.kit.deps import ReadSession
@@ -33,11 +33,10 @@ async def get_credits(principal: CurrentPrincipal, session: ReadSession) -> dict
     balance = await service.current_balance(session, principal.client_id)
     data: dict[str, Any] = {"credits": number(balance), "key": None}
     if principal.key_id is not None:
-        key = await team.client_key(session, client_id=principal.client_id, key_id=principal.key_id)
-        limit = key.monthly_credit_limit
+        limit, spent = await service.key_spending(session, principal.key_id)
         data["key"] = {
             "monthlyCreditLimit": None if limit is None else number(limit),
-            "spentThisMonth": number(key.spent_this_month),
+            "spentThisMonth": number(spent),
         }
     return {"data": data}
 

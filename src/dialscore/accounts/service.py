@@ -202,6 +202,15 @@ async def _over_limit(session: AsyncSession, key_id: str, amount: Decimal, month
     )
 
 
+async def key_spending(session: AsyncSession, key_id: str) -> tuple[Decimal | None, Decimal]:
+    """An API key's monthly credit limit (None: none) and what it spent this UTC month (P201);
+    404 when there is no such key."""
+    key = await repo.get_key(session, key_id)
+    if key is None:
+        raise NotFound(f"no API key with id {key_id}")
+    return key.monthly_credit_limit, spent_this_month(key, repo.spending_month(utcnow()))
+
+
 def spent_this_month(key: ApiKey, month: str) -> Decimal:
     """What ``key`` spent in ``month``: its count, or nothing when it counts another month."""
     return key.spent_this_month if key.spent_month == month else Decimal(0)

@@ -247,20 +247,22 @@ def tally_rows(
         key = (line_type, zone, local.date(), local.hour)
         counts[key] += 1
         connects[key] += outcome in CONNECTS
-    return [
-        {
-            "client_id": client_id,
-            "line_type": line_type,
-            "time_zone": zone,
-            "day": day,
-            "hour": hour,
-            "weekday": day.weekday(),
-            "calls": counts[key],
-            "connects": connects[key],
-        }
-        for key in sorted(counts)
-        for line_type, zone, day, hour in (key,)
-    ]
+    rows = []
+    for key in sorted(counts):
+        line_type, zone, day, hour = key
+        rows.append(
+            {
+                "client_id": client_id,
+                "line_type": line_type,
+                "time_zone": zone,
+                "day": day,
+                "hour": hour,
+                "weekday": day.weekday(),
+                "calls": counts[key],
+                "connects": connects[key],
+            }
+        )
+    return rows
 
 
 async def _tally(

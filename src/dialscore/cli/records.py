@@ -65,7 +65,7 @@ def rnd_queries(
         listed: list[dict[str, Any]] = []
         async with db.read() as session:
             # Fails with "no client with id …" rather than print an empty record.
-            await accounts.client_plan(session, client_id=client)
+            await accounts.get_client(session, client_id=client)
             if as_csv:
                 writer.writeheader()
             async for chunk in rnd_record.queries_since(session, client_id=client, since=start):

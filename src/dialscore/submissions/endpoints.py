@@ -9,7 +9,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore import idempotency
 from dialscore.accounts import service as accounts
-from dialscore.accounts import team
 from dialscore.accounts.dependencies import CurrentPrincipal
 from dialscore.accounts.schemas import Principal
 from dialscore.idempotency import IdempotencyKey, Once
@@ -144,9 +143,9 @@ async def _estimate(
     balance = await accounts.current_balance(session, principal.client_id)
     key_left = None
     if principal.key_id is not None:
-        key = await team.client_key(session, client_id=principal.client_id, key_id=principal.key_id)
-        if key.monthly_credit_limit is not None:
-            key_left = key.monthly_credit_limit - key.spent_this_month
+        limit, spent = await accounts.key_spending(session, principal.key_id)
+        if limit is not None:
+            key_left = limit - spent
     return present_estimate(
         kind,
         principal.plan,
