@@ -15,6 +15,7 @@ from sqlalchemy import select
 from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
+from dialscore.jobs import enriching as jobs_enriching
 from dialscore.jobs import processing as jobs_processing
 from dialscore.kit.db import Database
 from dialscore.models import Contact, OutboxMessage
@@ -163,7 +164,7 @@ async def test_abandoning_an_enrichment_does_not_swallow_a_cancellation() -> Non
             await asyncio.sleep(0.5)
 
     async def job(abandoned: asyncio.Task[None]) -> None:
-        await jobs_processing._abandon(abandoned)
+        await jobs_enriching.abandon(abandoned)
         await asyncio.sleep(3600)  # what the job would do next, were it not cancelled
 
     abandoned = asyncio.create_task(enrichment())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 NO_DATA_FOUND = "no additional contact data found"
@@ -34,6 +34,9 @@ class Enrichment:
     record_id: str | None
     source: str
     confidence: float = 1.0
+    # Every number came through the client's own key for a provider: the contact costs the
+    # client nothing (P204).
+    own_key: bool = False
 
 
 class EnrichmentSource(Protocol):
@@ -52,6 +55,39 @@ class BatchSource(EnrichmentSource, Protocol):
     async def find_many(self, requests: Sequence[EnrichmentRequest]) -> list[Enrichment | None]:
         """``find`` for each request, in order."""
         ...
+
+
+class OwnKeySource:
+    """A provider called with the client's own API key (P204): what it finds is marked so."""
+
+    def __init__(self, source: EnrichmentSource) -> None:
+        self.source = source
+        self.name = source.name
+
+    async def find(self, request: EnrichmentRequest) -> Enrichment | None:
+        (found,) = await self.find_many([request])
+        return found
+
+    async def find_many(self, requests: Sequence[EnrichmentRequest]) -> list[Enrichment | None]:
+        answers = await find_many(self.source, requests)
+        return [None if found is None else replace(found, own_key=True) for found in answers]
+
+
+@dataclass
+class SourceCounts:
+    """What one source was asked and found (P205)."""
+
+    tried: int = 0  # contacts it was asked about
+    hits: int = 0  # contacts it found at least one new number for
+    named: int = 0  # contacts it is named for: what their charge paid for
+
+
+# Counts by source name and whether it was called with the client's own key.
+Tally = dict[tuple[str, bool], SourceCounts]
+
+
+def _counts(tally: Tally, source: str, own_key: bool) -> SourceCounts:
+    return tally.setdefault((source, own_key), SourceCounts())
 
 
 async def find_many(
@@ -77,17 +113,22 @@ async def run_waterfall_many(
     requests: Sequence[EnrichmentRequest],
     *,
     collect_all: bool = False,
+    tally: Tally | None = None,
 ) -> list[Enrichment | None]:
     """For each contact, the first source's result that brings at least one new number, in
     the given order; with ``collect_all``, the new numbers of every source (the first
-    source's record named). Numbers the contact already has, or that an earlier source
-    found, are dropped. Each source is asked once, for the contacts still open."""
+    source's record shown). Numbers the contact already has, or that an earlier source
+    found, are dropped. Each source is asked once, for the contacts still open. ``tally``,
+    when given, has each source's counts added to it."""
     seen = [set(request.known) for request in requests]
     collected: list[list[Enrichment]] = [[] for _ in requests]
+    tally = {} if tally is None else tally
     for source in sources:
         open_ = [i for i in range(len(requests)) if collect_all or not collected[i]]
         if not open_:
             break
+        counts = _counts(tally, source.name, isinstance(source, OwnKeySource))
+        counts.tried += len(open_)
         answers = await find_many(source, [requests[i] for i in open_])
         for i, found in zip(open_, answers, strict=True):
             if found is None:
@@ -98,15 +139,23 @@ async def run_waterfall_many(
                     seen[i].add(phone.number)
                     new.append(phone)
             if new:
-                collected[i].append(
-                    Enrichment(tuple(new), found.record_id, found.source, found.confidence)
-                )
-    return [_merged(found) for found in collected]
+                collected[i].append(replace(found, phones=tuple(new)))
+                counts.hits += 1
+    merged = [_merged(found) for found in collected]
+    for found in merged:
+        if found is not None:
+            _counts(tally, found.source, found.own_key).named += 1
+    return merged
 
 
 def _merged(collected: list[Enrichment]) -> Enrichment | None:
+    """One contact's findings as one: the first source's record, and named for the first
+    source that found a number the client pays for; free (``own_key``) only when every new
+    number came through the client's own keys."""
     if not collected:
         return None
     phones = tuple(phone for found in collected for phone in found.phones)
+    paid = [found for found in collected if not found.own_key]
+    named = paid[0] if paid else collected[0]
     first = collected[0]
-    return Enrichment(phones, first.record_id, first.source, first.confidence)
+    return Enrichment(phones, first.record_id, named.source, first.confidence, not paid)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,14 +14,10 @@ from typing import Any
 import structlog
 
 from dialscore.compliance import Rules
-from dialscore.enrichment.waterfall import (
-    NO_DATA_FOUND,
-    EnrichmentRequest,
-    EnrichmentSource,
-    run_waterfall_many,
-)
+from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource
 from dialscore.jobs import callability, refunds
 from dialscore.jobs import repository as repo
+from dialscore.jobs.enriching import Enriched, EnrichedBatch, abandon, enriching
 from dialscore.jobs.events import JobCompletedPayload
 from dialscore.jobs.lease import JobLease
 from dialscore.jobs.schemas import (
@@ -39,13 +36,16 @@ from dialscore.outbox import messages as outbox
 from dialscore.scoring import rnd_record
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
-from dialscore.scoring.numbers import EnrichedNumber, enriched_numbers, parse_contact_phones
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.scoring.reassigned import ReassignedNumbers
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, JOB_COMPLETED
 
 log = structlog.get_logger(__name__)
+
+
+# What makes the waterfall of a job's client, given its id.
+SourcesOf = Callable[[str], Awaitable[Sequence[EnrichmentSource]]]
 
 
 @dataclass(frozen=True)
@@ -55,74 +55,6 @@ class ProcessingSettings:
     job_lease: timedelta
     # DIALSCORE_COMPLIANCE_RULES: the rules the events' call verdicts follow (P177).
     compliance_rules: str | None = None
-
-
-@dataclass(frozen=True)
-class _Enriched:
-    numbers: list[EnrichedNumber]
-    record_id: str | None
-
-
-async def _enrich(
-    job: Job,
-    batch: Sequence[ContactRow],
-    sources: Sequence[EnrichmentSource],
-    collect_all: bool,
-) -> list[_Enriched | None]:
-    """The numbers enrichment found for each contact; None for one it found none for
-    (rejected)."""
-    if job.job_type == "rescoring":
-        # Scored again as they were: with the numbers enrichment found the first time.
-        return [
-            _Enriched(
-                enriched_numbers(contact.phones, contact.enriched_types),
-                contact.enrichment_contact_id,
-            )
-            for contact in batch
-        ]
-    if job.job_type not in ENRICHMENT_JOB_TYPES:
-        return [_Enriched([], None) for _ in batch]
-    requests = []
-    for contact in batch:
-        own = parse_contact_phones(dict(contact.fields))
-        requests.append(
-            EnrichmentRequest(
-                job.client_id,
-                contact.id,
-                contact.fields,
-                known=frozenset(p.e164 for p in own if p.e164 is not None),
-            )
-        )
-    found = await run_waterfall_many(sources, requests, collect_all=collect_all)
-    return [
-        None
-        if result is None
-        else _Enriched([(p.number, p.type_hint) for p in result.phones], result.record_id)
-        for result in found
-    ]
-
-
-def _enriching(
-    job: Job, batch: Sequence[ContactRow], sources: Sequence[EnrichmentSource], collect_all: bool
-) -> asyncio.Task[list[_Enriched | None]] | None:
-    """The batch's enrichment, started; None for no batch."""
-    if not batch:
-        return None
-    return asyncio.create_task(_enrich(job, batch, sources, collect_all))
-
-
-async def _abandon(task: asyncio.Task[Any] | None) -> None:
-    """Stops an enrichment whose batch will not be saved now (the job failed or stopped):
-    its contacts stay pending for the next attempt."""
-    if task is None:
-        return
-    if not task.done():
-        task.cancel()
-    # asyncio.wait, not "await task" under suppress(CancelledError): a cancellation of this
-    # coroutine itself must not be swallowed with the enrichment's.
-    await asyncio.wait({task})
-    if not task.cancelled():
-        task.exception()  # retrieved: it is abandoned, whatever it raised
 
 
 def _rejected(contact: ContactRow, now: datetime) -> dict[str, Any]:
@@ -135,9 +67,9 @@ def _rejected(contact: ContactRow, now: datetime) -> dict[str, Any]:
 
 
 def _scored(
-    contact: ContactRow, score: ContactScore, enriched: _Enriched, now: datetime
+    contact: ContactRow, score: ContactScore, enriched: Enriched, now: datetime
 ) -> dict[str, Any]:
-    return {
+    result: dict[str, Any] = {
         "id": contact.id,
         "state": "scored",
         "phones": score.phones,
@@ -149,12 +81,20 @@ def _scored(
         "scored_at": now,
         "updated_at": now,
     }
+    if enriched.source is not None:
+        result["enrichment_source"] = enriched.source
+        result["enrichment_own_key"] = enriched.own_key
+    return result
+
+
+# What a saved result changes of the contact as its events present it.
+_PRESENTED = frozenset(field.name for field in dataclasses.fields(ContactRow)) - {"id"}
 
 
 def _apply(contacts: Sequence[ContactRow], results: list[dict[str, Any]]) -> list[ContactRow]:
     """The scored contacts as their results were saved, for their events."""
     return [
-        replace(contact, **{name: value for name, value in result.items() if name != "id"})
+        replace(contact, **{name: value for name, value in result.items() if name in _PRESENTED})
         for contact, result in zip(contacts, results, strict=True)
         if result["state"] == "scored"
     ]
@@ -164,7 +104,7 @@ async def _score_and_save(
     lease: JobLease,
     job: Job,
     batch: Sequence[ContactRow],
-    found: list[_Enriched | None],
+    enriched_batch: EnrichedBatch,
     *,
     parsed: Mapping[str, scoring.ScoringItem],
     rate_scale: float,
@@ -176,6 +116,7 @@ async def _score_and_save(
     none for) and saves them with their events and the job's progress, in one transaction
     that commits only while the job is still this worker's; the events written. ``parsed``
     holds the contacts' own numbers, read once for the job."""
+    found = enriched_batch.found
     core = job.scoring_type == "core"
     items = [
         parsed[contact.id]
@@ -218,6 +159,7 @@ async def _score_and_save(
             for contact, enriched in zip(batch, found, strict=True)
         ]
         await repo.save_contact_results(session, results)
+        await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
         await rnd_record.record_queries(
             session, client_id=job.client_id, job_id=job.id, checks=checks, asked_at=asked_at
         )
@@ -279,7 +221,7 @@ async def process_job(
     job_id: str,
     outbox_id: int,
     settings: ProcessingSettings,
-    sources: Sequence[EnrichmentSource] = (),
+    sources: Sequence[EnrichmentSource] | SourcesOf = (),
     verifiers: Sequence[VerificationProvider] = (),
     reassigned: ReassignedNumbers | None = None,
     collect_all: bool = False,
@@ -296,8 +238,9 @@ async def process_job(
     ``should_stop`` says so between batches, ``WorkStopped`` is raised; then, as when the run
     is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
     that another worker took the job over. ``rate_scales`` keeps the clients' rate scales
-    between jobs (without it, the job measures its client's). Returns the terminal status
-    set by this call, if any."""
+    between jobs (without it, the job measures its client's). ``sources`` is the waterfall,
+    or what makes the job's client's. Returns the terminal status set by this call, if
+    any."""
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
@@ -322,6 +265,8 @@ async def process_job(
         )
 
     lease = JobLease(db, job_id, token=until, length=settings.job_lease)
+    if callable(sources):
+        sources = await sources(job.client_id) if job.job_type in ENRICHMENT_JOB_TYPES else ()
     work = _process(
         lease,
         job,
@@ -383,22 +328,22 @@ async def _process(
     # Enrichment and verification call other services: outside any write transaction. The
     # next batch is enriched while this one is scored and saved, so that the sources' waits
     # on the database (or a provider) overlap with scoring's.
-    upcoming = _enriching(job, batch, sources, collect_all)
+    upcoming = enriching(job, batch, sources, collect_all)
     try:
         while upcoming is not None:  # None once there is no batch
             if should_stop():
                 raise WorkStopped(f"job {job_id} stopped between batches")
-            found = await upcoming
+            enriched_batch = await upcoming
             async with db.read() as session:
                 following = await repo.pending_contacts(
                     session, job_id, settings.batch_size, after=batch[-1].ordinal
                 )
-            upcoming = _enriching(job, following, sources, collect_all)
+            upcoming = enriching(job, following, sources, collect_all)
             emitted = await _score_and_save(
                 lease,
                 job,
                 batch,
-                found,
+                enriched_batch,
                 parsed=parsed,
                 rate_scale=rate_scale,
                 verifiers=verifiers,
@@ -409,7 +354,7 @@ async def _process(
                 on_events()
             batch = following
     finally:
-        await _abandon(upcoming)
+        await abandon(upcoming)
 
     finalized = await _finalize(lease, outbox_id)
     if finalized is not None and on_events is not None:
@@ -445,8 +390,8 @@ async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
         now = utcnow()
         finalized = await repo.finalize(session, job.id, status=status, now=now)
         if finalized:
-            # With the transition, by the one run that made it: refunded once (P202).
-            await refunds.refund_unfound(session, job, now=now)
+            # With the transition, by the one run that made it: refunded once (P202, P204).
+            await refunds.refund_enrichment(session, job, now=now)
             await webhooks.emit(
                 session,
                 user_id=job.user_id,

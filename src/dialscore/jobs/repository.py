@@ -10,11 +10,14 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, func, insert, or_, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.enrichment.waterfall import Tally
 from dialscore.jobs.schemas import ContactRow
 from dialscore.kit.db import changed_rows, table_of
-from dialscore.models import Contact, Job, RejectedRow
+from dialscore.models import Contact, EnrichmentTally, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
 
@@ -241,6 +244,51 @@ async def finalize(session: AsyncSession, job_id: str, *, status: str, now: date
         .values(status=status, finalized_at=now, updated_at=now, lease_until=None)
     )
     return bool(getattr(result, "rowcount", 0))
+
+
+async def add_enrichment_tallies(session: AsyncSession, job: Job, tally: Tally) -> None:
+    """Adds a batch's counts to the job's tallies by source (P205), making the ones not
+    there yet; in key order, so that two writers lock alike."""
+    if not tally:
+        return
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(EnrichmentTally)
+    statement = statement.on_conflict_do_update(
+        index_elements=["job_id", "source", "own_key"],
+        set_={
+            name: getattr(EnrichmentTally, name) + getattr(statement.excluded, name)
+            for name in ("tried", "hits", "named")
+        },
+    )
+    rows = [
+        {
+            "job_id": job.id,
+            "source": source,
+            "own_key": own_key,
+            "client_id": job.client_id,
+            "job_created_at": job.created_at,
+            "tried": counts.tried,
+            "hits": counts.hits,
+            "named": counts.named,
+        }
+        for (source, own_key), counts in sorted(tally.items())
+    ]
+    await session.execute(statement, rows)
+
+
+async def count_found_with_own_keys(session: AsyncSession, job_id: str) -> int:
+    """The job's scored contacts whose new numbers all came through the client's own
+    provider keys (P204)."""
+    found = await session.scalar(
+        select(func.count())
+        .select_from(Contact)
+        .where(
+            Contact.job_id == job_id,
+            Contact.state == "scored",
+            Contact.enrichment_own_key.is_(True),
+        )
+    )
+    return found or 0
 
 
 async def set_credits_refunded(session: AsyncSession, job_id: str, credits: Decimal) -> None:

@@ -228,8 +228,9 @@ class JobOut(BaseModel):
     modifiedAt: Timestamp = Field(description="Extension: time of the last change")
     creditsRefunded: float = Field(
         ge=0,
-        description="Extension (P202): the credits given back when the job finished, for the "
-        "contacts for which enrichment found no new number (each at the price it was "
+        description="Extension (P202, P204): the credits given back when the job finished, "
+        "for the contacts for which enrichment found no new number and for those whose new "
+        "numbers all came through the client's own provider keys (each at the price it was "
         "charged); 0 when none",
     )
 

@@ -4,9 +4,11 @@ from dialscore.kit.db import Base
 from dialscore.models.accounts import ApiKey, Client, CreditLedgerEntry, Plan, User
 from dialscore.models.compliance import RndQuery
 from dialscore.models.enrichment import (
+    ClientProviderKey,
     DirectoryCompanyDomain,
     DirectoryCompanyPage,
     DirectoryPerson,
+    EnrichmentTally,
 )
 from dialscore.models.idempotency import IdempotencyRecord
 from dialscore.models.jobs import Contact, Job, RejectedRow
@@ -30,6 +32,7 @@ __all__ = [
     "CallHourTally",
     "CallOutcome",
     "Client",
+    "ClientProviderKey",
     "CompanyLine",
     "Contact",
     "ContactNumber",
@@ -39,6 +42,7 @@ __all__ = [
     "DirectoryPerson",
     "DncImport",
     "DncNumber",
+    "EnrichmentTally",
     "IdempotencyRecord",
     "Job",
     "NumberBlock",

@@ -42,6 +42,9 @@ class Client(Base):
     overrides: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     credits: Mapped[Decimal] = mapped_column(Credits, default=Decimal(0))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # The enrichment sources in the order the client wants them tried (P205); None: the
+    # operator's order.
+    enrichment_order: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
 
 class User(Base):

@@ -1,11 +1,12 @@
-"""People imported by the operator for enrichment: the directory source."""
+"""People imported by the operator for enrichment (the directory source), the clients' own
+provider keys, and what each source was asked and found."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, Integer, String
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
 from dialscore.kit.db import Base, UTCDateTime
@@ -82,3 +83,44 @@ class DirectoryCompanyPage(Base):
     name_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
     domain: Mapped[str | None] = mapped_column(String(253), nullable=True)
     people: Mapped[int] = mapped_column(Integer)
+
+
+class ClientProviderKey(Base):
+    """A client's own API key for an HTTP enrichment provider (P204), sealed with a key
+    derived from the server's secret; only its last four characters are ever shown."""
+
+    __tablename__ = "client_provider_keys"
+
+    client_id: Mapped[str] = mapped_column(ForeignKey("clients.id"), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(32), primary_key=True)
+    key_ciphertext: Mapped[str] = mapped_column(Text)
+    last_four: Mapped[str] = mapped_column(String(4))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # The user who set it; None when the operator did.
+    updated_by: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    # When the provider last refused the key (a job went on without it), and why; cleared
+    # when the key is set again.
+    refused_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    refused_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class EnrichmentTally(Base):
+    """What one source was asked and found for one job (P205), counted in the transaction
+    that saves each batch: kept when the job is erased, it holds no personal data."""
+
+    __tablename__ = "enrichment_tallies"
+    __table_args__ = (Index("ix_enrichment_tallies_client_created", "client_id", "job_created_at"),)
+
+    job_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    source: Mapped[str] = mapped_column(String(32), primary_key=True)
+    # Whether the source was a provider called with the client's own key.
+    own_key: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(36))
+    # The job's creation: the report's period is one of jobs.
+    job_created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # Contacts the source was asked about.
+    tried: Mapped[int] = mapped_column(Integer)
+    # Contacts it found at least one new number for.
+    hits: Mapped[int] = mapped_column(Integer)
+    # Contacts it is named for (the first source with a new number): what their charge paid.
+    named: Mapped[int] = mapped_column(Integer)

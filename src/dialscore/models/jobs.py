@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from dialscore.kit.db import Base, Credits, UTCDateTime
@@ -93,6 +93,10 @@ class Contact(Base):
     enriched_types: Mapped[list[str | None] | None] = mapped_column(JSON, nullable=True)
     rejected_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
     enrichment_contact_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The source named for what enrichment found (history, directory, pdl, …; P205), and
+    # whether every new number came through the client's own key for a provider (P204).
+    enrichment_source: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    enrichment_own_key: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # Version 1: where the scored contact is posted (D27).
     callback_url: Mapped[str | None] = mapped_column(String(2048), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
