@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from dialscore.cli.admin import admin
+from dialscore.cli.enrichment_settings import add_enrichment_commands
 from dialscore.cli.imports import imports
 from dialscore.cli.output import DATA_DIR_ENV
 from dialscore.cli.records import add_record_commands
@@ -43,6 +44,7 @@ def options(
 
 register(app)
 add_record_commands(admin)
+add_enrichment_commands(admin)
 app.add_typer(admin, name="admin")
 app.add_typer(imports, name="import")
 

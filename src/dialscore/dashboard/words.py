@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dialscore.enrichment.service import OWN_SOURCES, PROVIDERS
 from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, JOB_TYPES, PHONE_INPUT_FIELDS
 from dialscore.scoring.engine import PHONE_STATUSES
 from dialscore.scoring.numbers import ENRICHED_TYPE
@@ -52,6 +53,10 @@ class Words:
     weekdays: tuple[str, ...]
     # What a plan does with the enrichment contacts for which nothing is found (P202).
     refunds: dict[str, str]
+    # The enrichment sources by name, and the Account page's words on a client's own provider
+    # keys and order of sources (P204).
+    enrichment_names: dict[str, str]
+    enrichment_settings: dict[str, str]
 
     # -- codes in words ---------------------------------------------------------------------
 
@@ -207,6 +212,8 @@ def parse(data: dict[str, Any]) -> Words:
         calling={k: v for k, v in data["calling"].items() if k != "weekdays"},
         weekdays=tuple(data["calling"]["weekdays"]),
         refunds=dict(data["refunds"]),
+        enrichment_names=dict(data["enrichment_names"]),
+        enrichment_settings=dict(data["enrichment_settings"]),
     )
     _check(words)
     return words
@@ -247,6 +254,10 @@ def _check(words: Words) -> None:
     calling |= {"workdays", "hours", "best"}
     _same("calling", set(words.calling), calling)
     _same("refunds", set(words.refunds), {"label", "on", "off", "job_label", "job"})
+    _same("enrichment names", set(words.enrichment_names), {*OWN_SOURCES, *PROVIDERS})
+    enrichment = {"own_key", "not_set", "not_asked", "key_saved", "key_removed", "key_none"}
+    enrichment |= {"key_refused", "order_saved", "order_reset", "order_twice", "order_missing"}
+    _same("enrichment settings", set(words.enrichment_settings), enrichment)
     if len(words.weekdays) != 7:
         raise ValueError("words: calling: weekdays must name the 7 days, Monday first")
 

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, text
+from sqlalchemy import Row, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment.directory import COMPANY_TABLES_SQL
 from dialscore.identity.keys import Keys, Person, record_keys
-from dialscore.models import DirectoryPerson
+from dialscore.models import ClientProviderKey, DirectoryPerson
 
 # A common name at a large company can have many namesakes: of the records that share one
 # company key and initial (and last name), the matcher sees at most this many.
@@ -257,3 +257,14 @@ async def history_rows(
             for row in await sql.rows(statement, params):
                 found.setdefault(row[0], row)
     return sorted(found.values(), key=lambda row: row[-1], reverse=True)
+
+
+async def mark_key_refused(
+    session: AsyncSession, client_id: str, provider: str, reason: str, now: datetime
+) -> None:
+    """Notes that the provider refused the client's own key (P204), for its Account page."""
+    await session.execute(
+        update(ClientProviderKey)
+        .where(ClientProviderKey.client_id == client_id, ClientProviderKey.provider == provider)
+        .values(refused_at=now, refused_reason=reason[:200])
+    )

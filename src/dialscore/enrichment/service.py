@@ -4,6 +4,7 @@ built from settings."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from dialscore.config import Settings
@@ -19,9 +20,16 @@ from dialscore.kit.paced_http import Pacing
 
 # A source of the client's own data, made for a database.
 OwnSourceMaker = Callable[[Settings, Database], EnrichmentSource]
-# A paid provider over HTTP, made from its settings; None when they do not enable it (no API
-# key). It holds connections: whoever made it closes it.
-ProviderMaker = Callable[[Settings], EnrichmentProvider | None]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A paid provider over HTTP. It holds connections: whoever made one closes it."""
+
+    # One made from the settings with this API key (the operator's, or a client's own).
+    make: Callable[[Settings, str], EnrichmentProvider]
+    # The operator's API key in the settings; the provider is off without one.
+    operator_key: Callable[[Settings], str | None]
 
 
 def _history(settings: Settings, db: Database) -> EnrichmentSource:
@@ -40,10 +48,7 @@ def _pacing(settings: Settings, rate_per_second: float, timeout: float) -> Pacin
     )
 
 
-def _pdl(settings: Settings) -> EnrichmentProvider | None:
-    key = (settings.pdl_api_key or "").strip()
-    if not key:
-        return None
+def _pdl(settings: Settings, key: str) -> EnrichmentProvider:
     return PeopleDataLabs(
         key,
         base_url=settings.pdl_base_url,
@@ -52,10 +57,7 @@ def _pdl(settings: Settings) -> EnrichmentProvider | None:
     )
 
 
-def _apollo(settings: Settings) -> EnrichmentProvider | None:
-    key = (settings.apollo_api_key or "").strip()
-    if not key:
-        return None
+def _apollo(settings: Settings, key: str) -> EnrichmentProvider:
     return ApolloPeopleMatch(
         key,
         base_url=settings.apollo_base_url,
@@ -65,7 +67,10 @@ def _apollo(settings: Settings) -> EnrichmentProvider | None:
 
 # Every source DIALSCORE_ENRICHMENT_SOURCES may name, by name: a new source is one entry here.
 OWN_SOURCES: Final[Mapping[str, OwnSourceMaker]] = {"history": _history, "directory": _directory}
-PROVIDERS: Final[Mapping[str, ProviderMaker]] = {"pdl": _pdl, "apollo": _apollo}
+PROVIDERS: Final[Mapping[str, Provider]] = {
+    "pdl": Provider(_pdl, lambda settings: settings.pdl_api_key),
+    "apollo": Provider(_apollo, lambda settings: settings.apollo_api_key),
+}
 
 
 def source_names(settings: Settings) -> list[str]:
@@ -83,23 +88,10 @@ def check_source_names(settings: Settings) -> None:
             )
 
 
-def sources_from_settings(
-    settings: Settings, db: Database, providers: Mapping[str, EnrichmentSource]
-) -> list[EnrichmentSource]:
-    """The sources in the operator's order: the client's own made now, the providers from
-    ``providers`` (those made, by name); a provider without its settings is left out."""
-    check_source_names(settings)
-    sources: list[EnrichmentSource] = []
-    for name in source_names(settings):
-        own = OWN_SOURCES.get(name)
-        if own is not None:
-            sources.append(own(settings, db))
-        elif name in providers:
-            sources.append(providers[name])
-    return sources
-
-
 def enrichment_providers_from_settings(settings: Settings) -> dict[str, EnrichmentProvider]:
     """The configured providers by source name (``pdl``, ``apollo``): those with an API key."""
-    made = {name: make(settings) for name, make in PROVIDERS.items()}
-    return {name: provider for name, provider in made.items() if provider is not None}
+    keys = {
+        name: (provider.operator_key(settings) or "").strip()
+        for name, provider in PROVIDERS.items()
+    }
+    return {name: PROVIDERS[name].make(settings, key) for name, key in keys.items() if key}

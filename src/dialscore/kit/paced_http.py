@@ -30,12 +30,14 @@ REFUSED = frozenset({401, 402, 403})
 
 
 class ProviderUnavailable(Exception):
-    """The provider cannot answer at all (down, unreachable or misconfigured)."""
+    """The provider cannot answer at all (down, unreachable or misconfigured); ``refused``
+    when it is the account that is refused (the key, its credits or its rights)."""
 
-    def __init__(self, provider: str, reason: str) -> None:
+    def __init__(self, provider: str, reason: str, *, refused: bool = False) -> None:
         super().__init__(f"{provider}: {reason}")
         self.provider = provider
         self.reason = reason
+        self.refused = refused
 
 
 def parse_retry_after(value: str | None, now: datetime) -> float | None:
@@ -368,4 +370,4 @@ class PacedClient:
                 hint=self._credentials_hint,
                 **self._describe_error(response),
             )
-        return ProviderUnavailable(self.provider, reason)
+        return ProviderUnavailable(self.provider, reason, refused=True)

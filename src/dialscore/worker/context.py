@@ -12,8 +12,8 @@ from dramatiq.asyncio import get_event_loop_thread
 from dramatiq.middleware import Middleware
 
 from dialscore.config import Settings
-from dialscore.enrichment.providers import EnrichmentProvider
-from dialscore.enrichment.service import enrichment_providers_from_settings, sources_from_settings
+from dialscore.enrichment import client_settings
+from dialscore.enrichment.client_sources import ClientSources
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
 from dialscore.kit.wakers import Wakers
@@ -43,9 +43,9 @@ class TaskContext:
     # The FCC Reassigned Numbers Database query (P191), likewise; a list once made (empty
     # when it is not configured).
     _reassigned: list[ReassignedNumbers] | None = None
-    # The enrichment waterfall, in the operator's order, made on first use likewise.
-    _enrichment: list[EnrichmentSource] | None = None
-    _enrichment_providers: dict[str, EnrichmentProvider] | None = None
+    # The enrichment waterfalls, each client's, whose providers are made on first use
+    # likewise.
+    _enrichment: ClientSources | None = None
     # Set when the process stops: runs taken after it are handed back, jobs stop after
     # their batch. An Event, since the stop comes from another thread than the tasks'.
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -78,22 +78,24 @@ class TaskContext:
             self._reassigned = [] if checker is None else [checker]
         return self._reassigned[0] if self._reassigned else None
 
-    @property
-    def enrichment_sources(self) -> list[EnrichmentSource]:
+    async def enrichment_sources(self, client_id: str) -> list[EnrichmentSource]:
+        """The client's waterfall: the operator's sources in its order, with its own
+        provider keys (read for each job, so that a change counts from the next)."""
         if self._enrichment is None:
-            self._enrichment_providers = enrichment_providers_from_settings(self.settings)
-            self._enrichment = sources_from_settings(
-                self.settings, self.db, self._enrichment_providers
+            self._enrichment = ClientSources(self.settings, self.db)
+        async with self.db.read() as session:
+            chosen = await client_settings.client_enrichment(
+                session, client_id, self.settings.resolved_secret_key
             )
-        return self._enrichment
+        return self._enrichment.sources(client_id, chosen)
 
     async def close(self) -> None:
         for provider in self._providers or ():
             await provider.close()
         for checker in self._reassigned or ():
             await checker.close()
-        for source in (self._enrichment_providers or {}).values():
-            await source.close()
+        if self._enrichment is not None:
+            await self._enrichment.close()
         await self.db.dispose()
 
 
