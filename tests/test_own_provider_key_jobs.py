@@ -306,3 +306,49 @@ async def test_a_refused_key_is_noted_and_the_job_goes_on_without_it(
         assert stored is not None
         assert (stored.refused_at, stored.refused_reason) == (None, None)
 
+
+async def test_the_source_report_counts_what_the_fakes_answered(
+    service: Service, pdl_fake: TwoKeyPDL
+) -> None:
+    """Two jobs through the worker's waterfall, one with the client's own key and one with
+    the operator's, and a call reported to a number each found: the report's figures are
+    exactly what the fake provider answered."""
+    tenant = await tenant_at_price(service)
+    await set_key(service, tenant, CLIENT_KEY)
+    await run_job(service, tenant)
+    await set_key(service, tenant, None)
+    # The second job: history now finds Ada and Bo (their numbers from the first job), and
+    # the operator's PDL is asked about Cy alone, and finds nothing.
+    await run_job(service, tenant)
+    calls = [
+        {"number": "+12127364512", "outcome": "connected", "calledAt": utcnow().isoformat()},
+        {"number": "+14156983341", "outcome": "no_answer", "calledAt": utcnow().isoformat()},
+    ]
+    reported = await service.api.post(f"{V2}/calls", json={"calls": calls}, headers=tenant.headers)
+    assert reported.status_code in (200, 201, 202), reported.text
+
+    answer = await service.api.get(f"{V2}/account/enrichment-report", headers=tenant.headers)
+    assert answer.status_code == 200, answer.text
+    data = answer.json()["data"]
+    rows = {(row["source"], row["ownKey"]): row for row in data["sources"]}
+    figures = {
+        key: (row["tried"], row["hits"], row["named"], row["calls"], row["connects"])
+        for key, row in rows.items()
+    }
+    # The calls came after both jobs: each counts once, for the newest contact that carries
+    # its number (the second job's, found through history).
+    assert figures == {
+        ("history", False): (6, 2, 2, 2, 1),
+        ("pdl", True): (3, 2, 2, 0, 0),
+        ("pdl", False): (1, 0, 0, 0, 0),
+    }
+    assert amount(rows["pdl", True]["creditsCharged"]) == 2 * PRICE
+    assert amount(rows["pdl", True]["creditsRefunded"]) == 2 * PRICE
+    assert amount(rows["history", False]["creditsCharged"]) == 2 * PRICE
+    assert amount(rows["history", False]["creditsRefunded"]) == 0
+    assert data["unfound"]["contacts"] == 2
+    assert amount(data["unfound"]["creditsRefunded"]) == 2 * PRICE
+    assert data["totals"]["jobs"] == 2
+    assert data["totals"]["contacts"] == 6
+    assert amount(data["totals"]["creditsCharged"]) == 6 * PRICE
+    assert amount(data["totals"]["creditsRefunded"]) == 4 * PRICE

@@ -95,6 +95,7 @@ def fill_the_team(page: Page, team: Team, tmp_path: Path) -> dict[str, str]:
         "jobs": "/app/jobs",
         "calls": "/app/calls",
         "accuracy": "/app/accuracy",
+        "enrichment-sources": "/app/enrichment-sources",
         "account": "/app/account",
         "sign-out": "/app/sign-out",
         "not-found": "/app/no-such-page",

@@ -26,6 +26,7 @@ from dialscore import __version__
 from dialscore.accounts.endpoints import router as account_router
 from dialscore.accuracy.endpoints import router as accuracy_router
 from dialscore.accuracy.rnd_endpoints import router as rnd_queries_router
+from dialscore.accuracy.sources_endpoints import router as enrichment_report_router
 from dialscore.calls.endpoints import router as calls_router
 from dialscore.config import Settings
 from dialscore.dashboard.endpoints import install as install_dashboard
@@ -264,6 +265,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
     v2.include_router(account_router)
     v2.include_router(accuracy_router)
     v2.include_router(rnd_queries_router)
+    v2.include_router(enrichment_report_router)
     v2.include_router(webhooks_router)
     v2.include_router(calls_router)
     app.include_router(v2)

@@ -22,10 +22,17 @@ from dialscore.kit.errors import BadRequest
 
 # The calls a report reads when the caller does not say since when.
 DEFAULT_WINDOW = timedelta(days=90)
-SINCE_MALFORMED = (
-    "since must be an ISO 8601 date (2026-01-31) or date-time with a time zone "
-    "(2026-01-31T00:00:00Z)"
-)
+
+
+def malformed(name: str) -> str:
+    """The 400 message of a query parameter that is no time."""
+    return (
+        f"{name} must be an ISO 8601 date (2026-01-31) or date-time with a time zone "
+        "(2026-01-31T00:00:00Z)"
+    )
+
+
+SINCE_MALFORMED = malformed("since")
 SINCE_OUT_OF_RANGE = "since is out of range"
 # An unencoded '+' of an offset arrives in a query string as a space: "…T09:00:00 02:00".
 _SPACED_OFFSET = re.compile(r"(T[0-9:.,]+) ([0-9]{2}(?::?[0-9]{2})?)$")
@@ -36,19 +43,25 @@ def parse_since(text: str | None, now: datetime) -> datetime:
     time zone; ``DEFAULT_WINDOW`` before ``now`` when not given. 400 otherwise."""
     if text is None or not text.strip():
         return now - DEFAULT_WINDOW
+    return parse_time(text, "since")
+
+
+def parse_time(text: str, name: str) -> datetime:
+    """A time given in the query parameter ``name``: a date (its midnight UTC) or a
+    date-time with a time zone, as ``since`` is read. 400 otherwise."""
     text = _SPACED_OFFSET.sub(r"\1+\2", text.strip())
     try:
         if len(text) <= 10 and "T" not in text:
             return datetime.combine(date.fromisoformat(text), time(), tzinfo=UTC)
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise BadRequest(SINCE_MALFORMED) from None
+        raise BadRequest(malformed(name)) from None
     if parsed.tzinfo is None or parsed.utcoffset() is None:
-        raise BadRequest(SINCE_MALFORMED)
+        raise BadRequest(malformed(name))
     try:
         return parsed.astimezone(UTC)
     except OverflowError:  # year 1 or 9999 with an offset that leaves the calendar
-        raise BadRequest(SINCE_OUT_OF_RANGE) from None
+        raise BadRequest(f"{name} is out of range") from None
 
 
 async def scoring_report(

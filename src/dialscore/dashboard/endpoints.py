@@ -13,6 +13,7 @@ from dialscore.dashboard import (
     accuracy,
     auth,
     calls,
+    enrichment_sources,
     jobs,
     keys,
     upload,
@@ -61,8 +62,9 @@ def install(app: FastAPI) -> None:
     async def home() -> RedirectResponse:
         return RedirectResponse(f"{PREFIX}/jobs", status_code=303)
 
-    for pages in (auth, jobs, upload, keys, users, account, webhooks, calls, accuracy):
-        router.include_router(pages.router)
+    pages = (auth, jobs, upload, keys, users, account, webhooks, calls, accuracy)
+    for page in (*pages, enrichment_sources):
+        router.include_router(page.router)
 
     @router.api_route("/{rest:path}", methods=["GET", "POST"])
     async def unknown_page(rest: str) -> None:

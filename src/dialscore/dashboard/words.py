@@ -57,6 +57,9 @@ class Words:
     # keys and order of sources (P204).
     enrichment_names: dict[str, str]
     enrichment_settings: dict[str, str]
+    # The Enrichment sources page's words, and its table's columns (P205).
+    enrichment_sources: dict[str, str]
+    enrichment_columns: dict[str, Term]
 
     # -- codes in words ---------------------------------------------------------------------
 
@@ -214,6 +217,8 @@ def parse(data: dict[str, Any]) -> Words:
         refunds=dict(data["refunds"]),
         enrichment_names=dict(data["enrichment_names"]),
         enrichment_settings=dict(data["enrichment_settings"]),
+        enrichment_sources={k: v for k, v in data["enrichment_sources"].items() if k != "columns"},
+        enrichment_columns=_terms(data["enrichment_sources"]["columns"]),
     )
     _check(words)
     return words
@@ -258,6 +263,9 @@ def _check(words: Words) -> None:
     enrichment = {"own_key", "not_set", "not_asked", "key_saved", "key_removed", "key_none"}
     enrichment |= {"key_refused", "order_saved", "order_reset", "order_twice", "order_missing"}
     _same("enrichment settings", set(words.enrichment_settings), enrichment)
+    _same("enrichment sources", set(words.enrichment_sources), {"own_key", "unfound", "total"})
+    columns = {"source", "tried", "found", "charged", "refunded", "calls", "reached"}
+    _same("enrichment source columns", set(words.enrichment_columns), columns)
     if len(words.weekdays) != 7:
         raise ValueError("words: calling: weekdays must name the 7 days, Monday first")
 
