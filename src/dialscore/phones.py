@@ -284,13 +284,13 @@ class NumberArea:
     us_area: str
 
 
-def number_area(e164: str) -> NumberArea | None:
+def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
     """Where the numbering plan puts a number given in E.164; None when it is not a number.
     A valid number's type is asked once (``analyse``, of the port in use): libphonenumber's
     time zone and geocoding functions would each ask it again before the lookups made here,
-    which are
-    what they make for a number of a geographic type; for the others (and invalid numbers)
-    they are called as they are."""
+    which are what they make for a number of a geographic type; for the others (and invalid
+    numbers) they are called as they are. Without ``describe``, ``us_area`` is left empty:
+    the geocoding lookup is most of what a number costs here."""
     digits = _nanp_digits(e164)
     if digits is not None:
         parsed = _reference.PhoneNumber(country_code=1, national_number=digits)
@@ -315,7 +315,7 @@ def number_area(e164: str) -> NumberArea | None:
     else:
         found = _number_zones.time_zones_for_number(parsed)
     zones = tuple(zone for zone in found if zone != UNKNOWN_ZONE)
-    us_area = _us_area(parsed) if geographic and region == DEFAULT_COUNTRY else ""
+    us_area = _us_area(parsed) if describe and geographic and region == DEFAULT_COUNTRY else ""
     return NumberArea(valid, region, zones, us_area)
 
 

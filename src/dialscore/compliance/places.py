@@ -74,14 +74,21 @@ class NumberPlace:
 def _place(e164: str) -> tuple[NumberPlace, bool]:
     """Where a number is, and whether it is valid (what the answer for an invalid number says
     is not true of its neighbours)."""
-    area = number_area(e164)
+    # A US area code lies in one state: once a number of it has named the state, the others
+    # are not looked up in the geocoding data again.
+    code = e164[:_AREA_CODE_KEY] if e164.startswith("+1") and len(e164) == 12 else None
+    known_state = _area_code_states.get(code) if code is not None else None
+    area = number_area(e164, describe=known_state is None)
     if area is None:
         return NumberPlace(None, None, ()), False
     if area.region in US_TERRITORIES:
         return NumberPlace("US", area.region, area.zones), area.valid
     if area.region != "US":
         return NumberPlace(area.region, None, area.zones), area.valid
-    return NumberPlace("US", _area_state(area.us_area), area.zones), area.valid
+    state = known_state or _area_state(area.us_area)
+    if code is not None and state is not None and area.valid:
+        _area_code_states[code] = state
+    return NumberPlace("US", state, area.zones), area.valid
 
 
 # Keyed by the geocoding data's name, all the state is read from (a few thousand names).
@@ -97,6 +104,10 @@ def _area_state(description: str) -> str | None:
 _NANP_KEY: Final = 8
 _CACHE_SIZE: Final = 65536
 _places: dict[str, NumberPlace] = {}
+# The state of each US area code (+1 NPA, the first 5 characters of E.164) a valid number of
+# it named; at most the thousand or so codes there are.
+_AREA_CODE_KEY: Final = 5
+_area_code_states: dict[str, str] = {}
 
 
 def number_place(e164: str) -> NumberPlace:
@@ -152,7 +163,9 @@ def number_zone(e164: str, state_province: str | None, time_zone: str | None) ->
 
 
 def forget_places() -> None:
-    """Empties what this module keeps (the places by block, the states by area name): the
-    first verdict of each number block then costs what it costs in a new process."""
+    """Empties what this module keeps (the places by block, the states by area code and by
+    area name): the first verdict of each number block then costs what it costs in a new
+    process."""
     _places.clear()
+    _area_code_states.clear()
     _area_state.cache_clear()
