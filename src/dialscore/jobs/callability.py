@@ -17,9 +17,9 @@ from dialscore.compliance import (
     LEARNING_PERIOD,
     CallTally,
     Rules,
-    Verdict,
     assess,
     load_rules,
+    number_zone,
     present,
     tally_type,
 )
@@ -207,17 +207,29 @@ async def with_verdicts(
     recent = (
         await _recent_calls(session, client_id, numbers, at - CAP_PERIOD, at) if numbers else {}
     )
-    # First, each number's verdict with the prior's best hours: it says the number's zone.
-    verdicts: list[list[Verdict | None]] = []
-    groups: set[tuple[str, str]] = set()
+    # First, each number's time zone (as its verdict narrows it, P171): the line types and
+    # zones whose calls teach best hours.
+    groups = {
+        (tally_type(entry), zone)
+        for contact in contacts
+        for entry in contact.phones
+        if isinstance(number := entry.get("number"), str)
+        and _E164.fullmatch(number)
+        and (zone := number_zone(number, contact.state_province, contact.time_zone)) is not None
+    }
+    # Then each number's verdict, with the best hours the client's calls of its line type and
+    # zone teach (P175), else the prior's.
+    counts = await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
+    answer: list[WithVerdicts] = []
     for contact in contacts:
-        row: list[Verdict | None] = []
+        phones: list[dict[str, Any]] = []
         for entry in contact.phones:
             number = entry.get("number")
             if not (isinstance(number, str) and _E164.fullmatch(number)):
-                row.append(None)
+                phones.append({**entry, **NO_VERDICT})
                 continue
-            verdict = assess(
+            zone = number_zone(number, contact.state_province, contact.time_zone)
+            found = assess(
                 number,
                 now=at,
                 rules=rules,
@@ -225,32 +237,8 @@ async def with_verdicts(
                 time_zone=contact.time_zone,
                 line_type=entry.get("type"),
                 recent_calls=recent.get(number, ()),
+                call_counts=counts.get((tally_type(entry), zone or "")),
             )
-            row.append(verdict)
-            if verdict.time_zone is not None:
-                groups.add((tally_type(entry), verdict.time_zone))
-        verdicts.append(row)
-    # Then the best hours of a line type and zone the client's calls teach (P175).
-    counts = await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
-    answer: list[WithVerdicts] = []
-    for contact, row in zip(contacts, verdicts, strict=True):
-        phones: list[dict[str, Any]] = []
-        for entry, found in zip(contact.phones, row, strict=True):
-            if found is None:
-                phones.append({**entry, **NO_VERDICT})
-                continue
-            learned = counts.get((tally_type(entry), found.time_zone or ""))
-            if learned is not None:
-                found = assess(
-                    entry["number"],
-                    now=at,
-                    rules=rules,
-                    state_province=contact.state_province,
-                    time_zone=contact.time_zone,
-                    line_type=entry.get("type"),
-                    recent_calls=recent.get(entry["number"], ()),
-                    call_counts=learned,
-                )
             phones.append({**entry, **present(found)})
         best = contact.best_phone
         if best is not None:
