@@ -48,6 +48,8 @@ def _names() -> dict[str, str]:
     return names
 
 
+# Keyed by the text as given: a job's contacts spell their states a few ways.
+@lru_cache(maxsize=4096)
 def state_code(text: str | None) -> str | None:
     """A US state's code from a contact's ``stateProvince`` ("NY", "new york"), else None."""
     if not text:
@@ -169,3 +171,4 @@ def forget_places() -> None:
     _places.clear()
     _area_code_states.clear()
     _area_state.cache_clear()
+    state_code.cache_clear()

@@ -251,6 +251,32 @@ def assess(
     ``CallTally``, as ``tally_calls`` gives, spares hashing them for every number)."""
     now = now.astimezone(UTC)
     place = number_place(e164)
+    if recent_calls:
+        return _assess(
+            place, now, rules, state_province, time_zone, line_type, recent_calls, call_counts
+        )
+    # Without calls of its own, a number has the verdict of every number of its place (its
+    # block's country, state and zones) for the same address, line type and counts at the
+    # same instant: worked out once for them (the instant is a job batch's or a page's).
+    key = ("verdict", place, state_province, time_zone, line_type, counts_key(call_counts), now)
+    known = rules.memo.get(key)
+    if isinstance(known, Verdict):
+        return known
+    found = _assess(place, now, rules, state_province, time_zone, line_type, (), call_counts)
+    _keep(rules, key, found)
+    return found
+
+
+def _assess(
+    place: NumberPlace,
+    now: datetime,
+    rules: Rules,
+    state_province: str | None,
+    time_zone: str | None,
+    line_type: str | None,
+    recent_calls: Sequence[datetime],
+    call_counts: CallCounts | None,
+) -> Verdict:
     where = _where(rules, place, state_province, time_zone)
     found = _best(rules, where, line_type, call_counts)
     best, best_fields = found.hours, found.fields
