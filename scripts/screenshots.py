@@ -2,8 +2,9 @@
 
 Starts the embedded service (``python -m dialscore serve`` on a free port of 127.0.0.1, SQLite
 in a temporary data directory, as the benches do), signs up a team with the admin CLI, fills
-it through the web app itself (an uploaded contact list, a job, a webhook, a key, a user) and
-the API (calls to the job's numbers), and saves ``docs/screenshots/<page>-<width>.png``. Needs
+it through the web app itself (an uploaded contact list, a job, a webhook, a key, a user, a
+provider key, an enrichment job of the list over a small imported directory) and the API
+(calls to the job's numbers), and saves ``docs/screenshots/<page>-<width>.png``. Needs
 Playwright and Debian's Chromium (``/usr/bin/chromium``), as the browser tests do.
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots] [--timeout 300]
@@ -45,6 +46,24 @@ CONTACTS = (
     "51234567805,Barbara,Liskov,barbara@mit.example,,4.15555E+10,Professor,MIT,Cambridge,"
     "Massachusetts,United States,New\n"
 )
+
+
+# The operator's directory: Ada and Grace with a number the list does not have, so that an
+# enrichment job of the list finds something (and nothing for the others).
+DIRECTORY = (
+    "firstName,lastName,email,company,phone,phoneType\n"
+    "Ada,Lovelace,ada@engines.example,Analytical Engines,+1 415-555-7310,direct\n"
+    "Grace,Hopper,grace@navy.example,Navy,+1 212-555-0143,mobile\n"
+)
+
+
+def import_directory(env: dict[str, str], cwd: Path) -> None:
+    directory = cwd / "directory.csv"
+    directory.write_text(DIRECTORY, encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "dialscore", "import", "directory", str(directory)],
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
 
 
 def sign_up(env: dict[str, str], cwd: Path) -> tuple[str, str]:
@@ -129,12 +148,32 @@ def tour(page: Page, out: Path, email: str, api_key: str, data_dir: Path, base_u
     page.goto("/app/users")
     shoot(page, out, "users")
     page.goto("/app/account")
+    page.get_by_label("Your People Data Labs key").fill("pdl-demo-key-0000-9f2c")
+    page.get_by_label("Your People Data Labs key").press("Enter")
+    expect(page.get_by_text("•••• 9f2c")).to_be_visible()
     shoot(page, out, "account")
+    # Removed again: the tour's enrichment job must not call the provider.
+    page.get_by_role("button", name="Remove your People Data Labs key").click()
+    expect(page.get_by_text("•••• 9f2c")).to_have_count(0)
     page.goto("/app/calls")
     shoot(page, out, "calls")
     report_calls(base_url, api_key)
     page.goto("/app/accuracy")
     shoot(page, out, "accuracy")
+
+    # The same list again, to find more numbers: the directory knows two of its people.
+    page.goto("/app/upload")
+    page.get_by_label("Contact list (CSV)").set_input_files(upload)
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("radio", name="Enrich", exact=True).check()
+    page.get_by_role("button", name="Start job").click()
+    # A new choice is priced first: started with the second press.
+    page.get_by_role("button", name="Start job").click()
+    page.goto("/app/jobs")
+    expect(page.get_by_text("Finished")).to_have_count(2, timeout=60_000)
+    page.goto("/app/enrichment-sources")
+    shoot(page, out, "enrichment-sources")
 
 
 def main() -> int:
@@ -148,6 +187,7 @@ def main() -> int:
         data_dir = Path(temp)
         env = server_env(data_dir / "var")
         email, api_key = sign_up(env, data_dir)
+        import_directory(env, data_dir)
         port = free_port()
         with running_server(env, data_dir, port, deadline), sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM)
