@@ -7,10 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.kit.db import upsert
 from dialscore.models import CallHourTally, CallOutcome, Contact, ContactNumber
 
 # Bound parameters per IN list: well under SQLite's and PostgreSQL's limits, and small enough
@@ -71,9 +70,7 @@ async def add_tallies(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> 
     hour), making the ones not there yet; rows in key order, so that two reports lock alike."""
     if not rows:
         return
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    insert_into = pg_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert_into(CallHourTally)
+    statement = upsert(session, CallHourTally)
     statement = statement.on_conflict_do_update(
         index_elements=["client_id", "line_type", "time_zone", "day", "hour"],
         set_={

@@ -14,15 +14,13 @@ from types import MappingProxyType
 
 import structlog
 from sqlalchemy import delete, null, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import service as accounts
 from dialscore.config import Settings
 from dialscore.enrichment.service import OWN_SOURCES, PROVIDERS, source_names
 from dialscore.kit.crypto import SecretBox
-from dialscore.kit.db import changed_rows
+from dialscore.kit.db import changed_rows, upsert
 from dialscore.models import Client, ClientProviderKey
 
 log = structlog.get_logger(__name__)
@@ -123,9 +121,7 @@ async def set_provider_key(
         "refused_at": None,
         "refused_reason": None,
     }
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    insert_into = pg_insert if dialect == "postgresql" else sqlite_insert
-    statement = insert_into(ClientProviderKey).values(values)
+    statement = upsert(session, ClientProviderKey).values(values)
     statement = statement.on_conflict_do_update(
         index_elements=["client_id", "provider"],
         set_={

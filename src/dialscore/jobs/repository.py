@@ -10,13 +10,11 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Select, bindparam, delete, func, insert, or_, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment.waterfall import Tally
 from dialscore.jobs.schemas import ContactRow
-from dialscore.kit.db import changed_rows, table_of
+from dialscore.kit.db import changed_rows, table_of, upsert
 from dialscore.models import Contact, EnrichmentTally, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
@@ -251,8 +249,7 @@ async def add_enrichment_tallies(session: AsyncSession, job: Job, tally: Tally) 
     there yet; in key order, so that two writers lock alike."""
     if not tally:
         return
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    statement = (pg_insert if dialect == "postgresql" else sqlite_insert)(EnrichmentTally)
+    statement = upsert(session, EnrichmentTally)
     statement = statement.on_conflict_do_update(
         index_elements=["job_id", "source", "own_key"],
         set_={

@@ -11,6 +11,8 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import BigInteger, DateTime, Table, event
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection, Dialect, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -76,6 +78,15 @@ def table_of(model: type[Base]) -> Table:
     table = model.__table__
     assert isinstance(table, Table)
     return table
+
+
+def upsert(session: AsyncSession, model: type[Base]) -> pg_dialect.Insert | sqlite_dialect.Insert:
+    """An INSERT into the model's table in the session's dialect, which can say what to do
+    with a row already there (``on_conflict_do_update``, ``on_conflict_do_nothing``)."""
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    if dialect == "postgresql":
+        return pg_dialect.insert(model)
+    return sqlite_dialect.insert(model)
 
 
 def changed_rows(result: object) -> int:

@@ -10,10 +10,9 @@ from datetime import date, datetime
 from typing import NamedTuple, TypeVar
 
 from sqlalchemy import Select, delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from dialscore.kit.db import upsert
 from dialscore.models import (
     CallOutcome,
     CompanyLine,
@@ -110,10 +109,8 @@ async def index_contact_numbers(
     """Records which numbers the client's contacts carry; rows already there are kept."""
     if not rows:
         return
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
     # One statement with many parameter sets: compiled once, not once per distinct batch.
-    await session.execute(insert(ContactNumber).on_conflict_do_nothing(), list(rows))
+    await session.execute(upsert(session, ContactNumber).on_conflict_do_nothing(), list(rows))
 
 
 class Carriers(NamedTuple):
