@@ -92,6 +92,8 @@ async def service(settings: Settings, pdl_fake: TwoKeyPDL) -> AsyncIterator[Serv
             "enrichment_sources": "history,pdl",
             "pdl_api_key": PDL_KEY,
             "pdl_base_url": pdl_fake.url,
+            # A loaded machine must not make the fake look down.
+            "pdl_timeout": 60.0,
         }
     )
     app = create_app(configured, run_worker=False)
