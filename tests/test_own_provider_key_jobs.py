@@ -12,6 +12,7 @@ from decimal import Decimal
 import httpx
 import pytest
 from sqlalchemy import select
+from structlog.testing import capture_logs
 
 from dialscore.app import create_app
 from dialscore.config import Settings
@@ -285,7 +286,13 @@ async def test_a_refused_key_is_noted_and_the_job_goes_on_without_it(
     tenant = await tenant_at_price(service)
     await set_key(service, tenant, "client-key-the-provider-refuses")
 
-    job_id = await run_job(service, tenant)
+    with capture_logs() as logs:
+        job_id = await run_job(service, tenant)
+    # The refusal's hint is about the client's key, not the operator's settings.
+    (refusal,) = [entry for entry in logs if entry["event"] == "enrichment_provider_refused"]
+    assert tenant.client_id in refusal["hint"]
+    assert "DIALSCORE_PDL_API_KEY" not in refusal["hint"]
+    assert "client-key-the-provider-refuses" not in repr(logs)
 
     # Refused: the job finished without the provider, and the operator's key was not used
     # in the client's place.

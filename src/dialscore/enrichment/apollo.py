@@ -18,6 +18,10 @@ log = structlog.get_logger(__name__)
 DEFAULT_BASE_URL = "https://api.apollo.io"
 MATCH_PATH = "/api/v1/people/match"
 DEFAULT_PACING = Pacing(rate_per_second=1.0, timeout=10.0)
+# What to check when Apollo refuses the operator's key.
+CREDENTIALS_HINT = (
+    "check DIALSCORE_APOLLO_API_KEY, its access to people/match and the account's credits"
+)
 
 # Apollo's phone number types, in our vocabulary; any other type is "other".
 APOLLO_PHONE_TYPES: dict[str, str] = {
@@ -90,6 +94,7 @@ class ApolloPeopleMatch:
         base_url: str = DEFAULT_BASE_URL,
         default_region: str = DEFAULT_COUNTRY,
         pacing: Pacing = DEFAULT_PACING,
+        credentials_hint: str = CREDENTIALS_HINT,
     ) -> None:
         self._region = default_region
         self.pacing = pacing
@@ -97,8 +102,7 @@ class ApolloPeopleMatch:
             self.name,
             base_url=base_url,
             headers={"X-Api-Key": api_key, "Cache-Control": "no-cache"},
-            credentials_hint="check DIALSCORE_APOLLO_API_KEY, its access to people/match "
-            "and the account's credits",
+            credentials_hint=credentials_hint,
             pacing=pacing,
         )
 

@@ -107,7 +107,11 @@ class ClientSources:
             return known[1]
         if known is not None:
             self._replaced.append(known[1])
-        provider = PROVIDERS[name].make(self.settings, key)
+        hint = (
+            f"the key is client {client_id}'s own: its admin sets it on the Account page "
+            "(or dialscore admin set-provider-key)"
+        )
+        provider = PROVIDERS[name].make(self.settings, key, hint)
         self._own[client_id, name] = (digest, provider)
         return provider
 

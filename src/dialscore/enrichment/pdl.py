@@ -24,6 +24,8 @@ ENRICH_PATH = "/v5/person/enrich"
 # PDL answers 404 (and charges nothing) for a match without numbers.
 REQUIRED = "phone_numbers"
 DEFAULT_PACING = Pacing(rate_per_second=10.0, timeout=10.0)
+# What to check when PDL refuses the operator's key.
+CREDENTIALS_HINT = "check DIALSCORE_PDL_API_KEY and the account's credits"
 
 
 def pdl_params(fields: Mapping[str, Any]) -> dict[str, str] | None:
@@ -104,6 +106,7 @@ class PeopleDataLabs:
         min_likelihood: int = 6,
         default_region: str = DEFAULT_COUNTRY,
         pacing: Pacing = DEFAULT_PACING,
+        credentials_hint: str = CREDENTIALS_HINT,
     ) -> None:
         if not 1 <= min_likelihood <= 10:
             raise ValueError("min_likelihood must be between 1 and 10")
@@ -115,7 +118,7 @@ class PeopleDataLabs:
             self.name,
             base_url=base_url,
             headers={"X-Api-Key": api_key},
-            credentials_hint="check DIALSCORE_PDL_API_KEY and the account's credits",
+            credentials_hint=credentials_hint,
             pacing=pacing,
             retry_hint=pdl_retry_hint,
         )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from dialscore.config import Settings
+from dialscore.enrichment import apollo, pdl
 from dialscore.enrichment.apollo import ApolloPeopleMatch
 from dialscore.enrichment.pdl import PeopleDataLabs
 from dialscore.enrichment.providers import EnrichmentProvider
@@ -26,8 +27,9 @@ OwnSourceMaker = Callable[[Settings, Database], EnrichmentSource]
 class Provider:
     """A paid provider over HTTP. It holds connections: whoever made one closes it."""
 
-    # One made from the settings with this API key (the operator's, or a client's own).
-    make: Callable[[Settings, str], EnrichmentProvider]
+    # One made from the settings with this API key: the operator's (hint None), or a
+    # client's own, with what to check when the provider refuses it.
+    make: Callable[[Settings, str, str | None], EnrichmentProvider]
     # The operator's API key in the settings; the provider is off without one.
     operator_key: Callable[[Settings], str | None]
 
@@ -48,20 +50,22 @@ def _pacing(settings: Settings, rate_per_second: float, timeout: float) -> Pacin
     )
 
 
-def _pdl(settings: Settings, key: str) -> EnrichmentProvider:
+def _pdl(settings: Settings, key: str, hint: str | None) -> EnrichmentProvider:
     return PeopleDataLabs(
         key,
         base_url=settings.pdl_base_url,
         min_likelihood=settings.pdl_min_likelihood,
         pacing=_pacing(settings, settings.pdl_rate_per_second, settings.pdl_timeout),
+        credentials_hint=hint or pdl.CREDENTIALS_HINT,
     )
 
 
-def _apollo(settings: Settings, key: str) -> EnrichmentProvider:
+def _apollo(settings: Settings, key: str, hint: str | None) -> EnrichmentProvider:
     return ApolloPeopleMatch(
         key,
         base_url=settings.apollo_base_url,
         pacing=_pacing(settings, settings.apollo_rate_per_second, settings.apollo_timeout),
+        credentials_hint=hint or apollo.CREDENTIALS_HINT,
     )
 
 
@@ -94,4 +98,4 @@ def enrichment_providers_from_settings(settings: Settings) -> dict[str, Enrichme
         name: (provider.operator_key(settings) or "").strip()
         for name, provider in PROVIDERS.items()
     }
-    return {name: PROVIDERS[name].make(settings, key) for name, key in keys.items() if key}
+    return {name: PROVIDERS[name].make(settings, key, None) for name, key in keys.items() if key}
