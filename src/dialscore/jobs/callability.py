@@ -207,37 +207,42 @@ async def with_verdicts(
     recent = (
         await _recent_calls(session, client_id, numbers, at - CAP_PERIOD, at) if numbers else {}
     )
-    # First, each number's time zone (as its verdict narrows it, P171): the line types and
-    # zones whose calls teach best hours.
-    groups = {
-        (tally_type(entry), zone)
+    # First, each number's line type and time zone (as its verdict narrows it, P171), which
+    # pick the calls that teach its best hours; None for a phone without a valid number.
+    groups_of: list[list[tuple[str, str | None] | None]] = [
+        [
+            (tally_type(entry), number_zone(number, contact.state_province, contact.time_zone))
+            if isinstance(number := entry.get("number"), str) and _E164.fullmatch(number)
+            else None
+            for entry in contact.phones
+        ]
         for contact in contacts
-        for entry in contact.phones
-        if isinstance(number := entry.get("number"), str)
-        and _E164.fullmatch(number)
-        and (zone := number_zone(number, contact.state_province, contact.time_zone)) is not None
-    }
+    ]
+    groups: set[tuple[str, str]] = set()
+    for row in groups_of:
+        for group in row:
+            if group is not None and group[1] is not None:
+                groups.add((group[0], group[1]))
     # Then each number's verdict, with the best hours the client's calls of its line type and
     # zone teach (P175), else the prior's.
     counts = await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
     answer: list[WithVerdicts] = []
-    for contact in contacts:
+    for contact, row in zip(contacts, groups_of, strict=True):
         phones: list[dict[str, Any]] = []
-        for entry in contact.phones:
-            number = entry.get("number")
-            if not (isinstance(number, str) and _E164.fullmatch(number)):
+        for entry, group in zip(contact.phones, row, strict=True):
+            if group is None:
                 phones.append({**entry, **NO_VERDICT})
                 continue
-            zone = number_zone(number, contact.state_province, contact.time_zone)
+            line_type, zone = group
             found = assess(
-                number,
+                entry["number"],
                 now=at,
                 rules=rules,
                 state_province=contact.state_province,
                 time_zone=contact.time_zone,
                 line_type=entry.get("type"),
-                recent_calls=recent.get(number, ()),
-                call_counts=counts.get((tally_type(entry), zone or "")),
+                recent_calls=recent.get(entry["number"], ()),
+                call_counts=None if zone is None else counts.get((line_type, zone)),
             )
             phones.append({**entry, **present(found)})
         best = contact.best_phone
