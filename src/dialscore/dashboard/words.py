@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dialscore.enrichment.service import OWN_SOURCES, PROVIDERS
+from dialscore.enrichment.service import known_sources
 from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, JOB_TYPES, PHONE_INPUT_FIELDS
 from dialscore.scoring.engine import PHONE_STATUSES
 from dialscore.scoring.numbers import ENRICHED_TYPE
@@ -259,7 +259,7 @@ def _check(words: Words) -> None:
     calling |= {"workdays", "hours", "best"}
     _same("calling", set(words.calling), calling)
     _same("refunds", set(words.refunds), {"label", "on", "off", "job_label", "job"})
-    _same("enrichment names", set(words.enrichment_names), {*OWN_SOURCES, *PROVIDERS})
+    _same("enrichment names", set(words.enrichment_names), set(known_sources()))
     enrichment = {"own_key", "not_set", "not_asked", "key_saved", "key_removed", "key_none"}
     enrichment |= {"key_refused", "order_saved", "order_reset", "order_twice", "order_missing"}
     _same("enrichment settings", set(words.enrichment_settings), enrichment)

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import service as accounts
 from dialscore.config import Settings
-from dialscore.enrichment.service import OWN_SOURCES, PROVIDERS, source_names
+from dialscore.enrichment.service import PROVIDERS, known_sources, source_names
 from dialscore.kit.crypto import SecretBox
 from dialscore.kit.db import changed_rows, upsert
 from dialscore.models import Client, ClientProviderKey
@@ -59,10 +59,6 @@ class ClientEnrichment:
 
 def secret_box(server_secret: str) -> SecretBox:
     return SecretBox(server_secret, purpose=SECRET_PURPOSE)
-
-
-def known_sources() -> list[str]:
-    return [*OWN_SOURCES, *PROVIDERS]
 
 
 # -- the client's own provider keys -----------------------------------------------------------

@@ -77,13 +77,18 @@ PROVIDERS: Final[Mapping[str, Provider]] = {
 }
 
 
+def known_sources() -> list[str]:
+    """Every source a name may stand for, the client's own data first."""
+    return [*OWN_SOURCES, *PROVIDERS]
+
+
 def source_names(settings: Settings) -> list[str]:
     return [name.strip() for name in settings.enrichment_sources.split(",") if name.strip()]
 
 
 def check_source_names(settings: Settings) -> None:
     """Refuses a name that is no source at all, so that a typo does not silently drop one."""
-    known = {*OWN_SOURCES, *PROVIDERS}
+    known = known_sources()
     for name in source_names(settings):
         if name not in known:
             raise ValueError(
