@@ -76,10 +76,14 @@ class CliResult:
         )
 
 
-def run_cli(args: list[str], *, env: dict[str, str], cwd: Path) -> CliResult:
-    """Runs ``dialscore <args>`` to completion (bounded) in ``cwd``, so no stray .env is read."""
+def run_cli(
+    args: list[str], *, env: dict[str, str], cwd: Path, stdin: str | None = None
+) -> CliResult:
+    """Runs ``dialscore <args>`` to completion (bounded) in ``cwd``, so no stray .env is read;
+    ``stdin``, when given, is piped in."""
     completed = subprocess.run(
         [*dialscore_command(), *args],
+        input=stdin,
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -98,6 +102,20 @@ def cli_json(args: list[str], *, env: dict[str, str], cwd: Path) -> dict[str, An
     payload = json.loads(result.stdout)
     assert isinstance(payload, dict), result.describe()
     return payload
+
+
+@contextlib.contextmanager
+def cli_database_env(database: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The environment of one-shot commands on ``database`` (one of DATABASES): the embedded
+    default in ``tmp_path``, or a fresh PostgreSQL database, migrated, dropped afterwards."""
+    data_dir = tmp_path / "var"
+    if database == "sqlite":
+        yield base_env(data_dir)
+        return
+    with fresh_postgres_database() as url:
+        env = base_env(data_dir, DATABASE_URL=url)
+        assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
+        yield env
 
 
 def cli_error(args: list[str], *, env: dict[str, str], cwd: Path) -> str:

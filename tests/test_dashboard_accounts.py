@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -30,13 +29,9 @@ from dialscore.signin.schemas import Policy
 from dialscore.v1 import service as v1
 from tests.conftest import SECRET
 from tests.processes import (
-    CLI_TIMEOUT,
     DATABASES,
-    CliResult,
-    base_env,
-    cli_json,
-    dialscore_command,
-    fresh_postgres_database,
+    cli_database_env,
+    run_cli,
 )
 from tests.support import V2, Tenant, add_user, make_tenant
 from tests.web_forms import PASSWORD, attempt_sign_in, once_token, sign_in
@@ -517,29 +512,9 @@ async def test_the_callback_secret_is_revealed_on_request(
 # -- the password commands -----------------------------------------------------------------------
 
 
-def run_with_stdin(args: list[str], stdin: str, *, env: dict[str, str], cwd: Path) -> CliResult:
-    completed = subprocess.run(
-        [*dialscore_command(), *args],
-        input=stdin,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=False,
-    )
-    return CliResult(args, completed.returncode, completed.stdout, completed.stderr)
-
-
 @pytest.fixture(params=DATABASES)
 def cli_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
-    data_dir = tmp_path / "var"
-    if request.param == "sqlite":
-        yield base_env(data_dir)
-        return
-    with fresh_postgres_database() as url:
-        env = base_env(data_dir, DATABASE_URL=url)
-        assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
+    with cli_database_env(request.param, tmp_path) as env:
         yield env
 
 
@@ -562,7 +537,7 @@ def stored_hash(env: dict[str, str], user_id: str) -> str | None:
 
 def test_passwords_are_set_from_standard_input(cli_env: dict[str, str], tmp_path: Path) -> None:
     def ok(args: list[str], stdin: str) -> dict[str, Any]:
-        result = run_with_stdin(args, stdin, env=cli_env, cwd=tmp_path)
+        result = run_cli(args, env=cli_env, cwd=tmp_path, stdin=stdin)
         assert result.returncode == 0, result.describe()
         assert result.stdout.count("\n") == 1, result.describe()
         payload: dict[str, Any] = json.loads(result.stdout)
@@ -596,7 +571,7 @@ def test_passwords_are_set_from_standard_input(cli_env: dict[str, str], tmp_path
         (["admin", "set-password", "--user", member["userId"]], "", "no password"),
         (["admin", "set-password", "--user", "nobody"], PASSWORD + "\n", "no user with id"),
     ):
-        result = run_with_stdin(args, stdin, env=cli_env, cwd=tmp_path)
+        result = run_cli(args, env=cli_env, cwd=tmp_path, stdin=stdin)
         assert result.returncode != 0 and result.stdout == "", result.describe()
         assert message in json.loads(result.stderr)["error"], result.describe()
     assert signin.password_matches(stored_hash(cli_env, member["userId"]), "  spaced  password ")

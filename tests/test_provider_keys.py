@@ -5,7 +5,6 @@ operator's sources. The service on SQLite and PostgreSQL, and the admin commands
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -23,14 +22,11 @@ from dialscore.kit.errors import NotFound
 from dialscore.models import Client, ClientProviderKey
 from tests.conftest import SECRET
 from tests.processes import (
-    CLI_TIMEOUT,
     DATABASES,
-    CliResult,
-    base_env,
+    cli_database_env,
     cli_error,
     cli_json,
-    dialscore_command,
-    fresh_postgres_database,
+    run_cli,
 )
 from tests.support import Tenant, make_tenant
 
@@ -296,28 +292,8 @@ async def test_the_worker_reads_keys_and_order_at_once(db: Database, tenant: Ten
 
 @pytest.fixture(params=DATABASES)
 def cli_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
-    data_dir = tmp_path / "var"
-    if request.param == "sqlite":
-        yield base_env(data_dir)
-        return
-    with fresh_postgres_database() as url:
-        env = base_env(data_dir, DATABASE_URL=url)
-        assert cli_json(["migrate"], env=env, cwd=tmp_path) == {"migrated": True}
+    with cli_database_env(request.param, tmp_path) as env:
         yield env
-
-
-def piped(args: list[str], stdin: str, *, env: dict[str, str], cwd: Path) -> CliResult:
-    completed = subprocess.run(
-        [*dialscore_command(), *args],
-        input=stdin,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=False,
-    )
-    return CliResult(args, completed.returncode, completed.stdout, completed.stderr)
 
 
 def test_the_commands_set_and_clear_a_key_showing_its_last_four_only(
@@ -327,7 +303,7 @@ def test_the_commands_set_and_clear_a_key_showing_its_last_four_only(
     client_id = client["clientId"]
     command = ["admin", "set-provider-key", "--client", client_id, "--provider", "pdl"]
 
-    result = piped(command, f"  {PDL_KEY}  \n", env=cli_env, cwd=tmp_path)
+    result = run_cli(command, env=cli_env, cwd=tmp_path, stdin=f"  {PDL_KEY}  \n")
     assert result.returncode == 0, result.describe()
     assert PDL_KEY not in result.stdout + result.stderr, result.describe()
     shown = json.loads(result.stdout)
@@ -344,17 +320,17 @@ def test_the_commands_set_and_clear_a_key_showing_its_last_four_only(
         (["--provider", "pdl"], "one two three four\n", "a space, a line break"),
         (["--provider", "pdl"], f"{PDL_KEY}\n{PDL_KEY}\n", "a space, a line break"),
     ):
-        result = piped(
+        result = run_cli(
             ["admin", "set-provider-key", "--client", client_id, *args],
-            stdin,
             env=cli_env,
             cwd=tmp_path,
+            stdin=stdin,
         )
         assert result.returncode != 0 and result.stdout == "", result.describe()
         assert message in json.loads(result.stderr)["error"], result.describe()
         assert PDL_KEY not in result.stderr
     nobody = ["admin", "set-provider-key", "--client", "nobody", "--provider", "pdl"]
-    result = piped(nobody, PDL_KEY, env=cli_env, cwd=tmp_path)
+    result = run_cli(nobody, env=cli_env, cwd=tmp_path, stdin=PDL_KEY)
     assert result.returncode != 0 and result.stdout == "", result.describe()
     assert json.loads(result.stderr) == {"error": "no client with id nobody"}
 
