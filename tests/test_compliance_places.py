@@ -62,16 +62,33 @@ def test_a_numbers_place_is_what_libphonenumbers_public_functions_say() -> None:
             assert place == expected, e164
 
 
-def test_a_block_keeps_the_place_of_its_valid_numbers_only() -> None:
-    # The key is +1 NPA NXX: an invalid number's place is not kept for its block.
+def test_a_place_is_kept_by_area_code_or_by_block_for_valid_numbers_only() -> None:
     places.forget_places()
     invalid = "+12125550123"[:5] + "0550123"  # NXX starting with 0: not a valid block
     assert places._place(invalid)[1] is False
     places.number_place(invalid)
-    assert invalid[:8] not in places._places
+    assert invalid[:5] not in places._places and invalid[:8] not in places._places
+    # Every number of 212 has the zone of its area code: one place for the area code.
     valid = places.number_place("+12125550123")
-    assert places._places["+1212555"] == valid
-    assert places.number_place("+12125550199") is valid
+    assert places._places["+1212"] == valid
+    assert places.number_place("+12129870199") is valid
+    # Idaho's 208 is split between Mountain and Pacific time by NXX: one place per block.
+    idaho = places.number_place("+12083320123")
+    assert places._places["+1208332"] == idaho and "+1208" not in places._places
+
+
+def test_places_kept_by_area_code_are_those_of_each_number() -> None:
+    # Numbers of every area code, several of most, in turn: the place a number gets (kept
+    # from another number of its area code or block, or worked out) is libphonenumber's.
+    places.forget_places()
+    checked = 0
+    for e164 in _numbers(6000, seed=207):
+        if analyse(e164) is None:
+            continue
+        assert places.number_place(e164) == _reference_place(e164), e164
+        checked += 1
+    assert checked > 3000
+    assert any(len(key) == 5 for key in places._places)
 
 
 def test_counts_with_equal_cells_but_other_numbers_are_other_best_hours() -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 import phonenumbers as _reference
 from phonenumbers import geocoder as _geocoder
 from phonenumbers import timezone as _number_zones
+from phonenumbers.tzdata import TIMEZONE_DATA as _ZONE_DATA
 
 LIBRARY_ENV: Final = "DIALSCORE_PHONE_LIBRARY"
 REFERENCE: Final = "phonenumbers"
@@ -288,8 +289,9 @@ def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
     """Where the numbering plan puts a number given in E.164; None when it is not a number.
     A valid number's type is asked once (``analyse``, of the port in use): libphonenumber's
     time zone and geocoding functions would each ask it again before the lookups made here,
-    which are what they make for a number of a geographic type; for the others (and invalid
-    numbers) they are called as they are. Without ``describe``, ``us_area`` is left empty:
+    which are what they make for a number of a geographic type; a valid number of another
+    type has its country code's zones (asked once per code), and an invalid number's are
+    asked as they are. Without ``describe``, ``us_area`` is left empty:
     the geocoding lookup is most of what a number costs here."""
     digits = _nanp_digits(e164)
     if digits is not None:
@@ -311,12 +313,53 @@ def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
             getattr(_reference.PhoneNumberType, known.line_type.name), parsed.country_code or 0
         )
     if geographic:
-        found = _number_zones.time_zones_for_geographical_number(parsed)
+        zones = _known_zones(_number_zones.time_zones_for_geographical_number(parsed))
+    elif valid:
+        zones = _country_zones(parsed)
     else:
-        found = _number_zones.time_zones_for_number(parsed)
-    zones = tuple(zone for zone in found if zone != UNKNOWN_ZONE)
+        zones = _known_zones(_number_zones.time_zones_for_number(parsed))
     us_area = _us_area(parsed) if describe and geographic and region == DEFAULT_COUNTRY else ""
     return NumberArea(valid, region, zones, us_area)
+
+
+@lru_cache(maxsize=1)
+def _split_area_codes() -> frozenset[str]:
+    """The NANP area codes (three digits) of which libphonenumber's time zone data has a
+    finer prefix (NPA NXX …) with zones other than the area code's own, or than NANP's for a
+    code without an entry of its own."""
+    nanp = _ZONE_DATA.get("1")
+    return frozenset(
+        key[1:4]
+        for key, zones in _ZONE_DATA.items()
+        if len(key) > 4 and key[0] == "1" and zones != _ZONE_DATA.get(key[:4], nanp)
+    )
+
+
+def zoned_by_area_code(e164: str) -> bool:
+    """Whether libphonenumber's time zone data gives every number of a NANP number's area
+    code the same zones, as it does for nearly all of them; False for the few split between
+    zones by NXX (Idaho's 208, Alaska's 907 …) and for numbers outside NANP."""
+    return _nanp_digits(e164) is not None and e164[2:5] not in _split_area_codes()
+
+
+def _known_zones(found: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(zone for zone in found if zone != UNKNOWN_ZONE)
+
+
+# The zones of a valid number of a type that is not geographic (a toll-free or, in most
+# countries, a mobile number) are its country code's: kept by country code, the first such
+# number of each asks libphonenumber (which would work out the number's type again).
+_zones_by_country_code: dict[int, tuple[str, ...]] = {}
+
+
+def _country_zones(parsed: _reference.PhoneNumber) -> tuple[str, ...]:
+    code = parsed.country_code or 0
+    zones = _zones_by_country_code.get(code)
+    if zones is None:
+        zones = _zones_by_country_code[code] = _known_zones(
+            _number_zones.time_zones_for_number(parsed)
+        )
+    return zones
 
 
 def _us_area(parsed: _reference.PhoneNumber) -> str:

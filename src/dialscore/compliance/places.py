@@ -10,7 +10,7 @@ from importlib import resources
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dialscore.phones import UNKNOWN_ZONE, number_area
+from dialscore.phones import UNKNOWN_ZONE, number_area, zoned_by_area_code
 
 # US territories have country codes of their own in ISO 3166 and libphonenumber; the federal
 # rule covers them, so they are read as the US and the territory as its subdivision.
@@ -102,7 +102,8 @@ def _area_state(description: str) -> str | None:
 
 
 # NANP time zone and geocoding data go no finer than +1 NPA NXX (7 digits): valid numbers
-# sharing those digits share the answer, so the first 8 characters of E.164 are the key.
+# sharing those digits share the answer, so the first 8 characters of E.164 are the key, or
+# the first 5 (+1 NPA) for an area code all of whose numbers share it (``_place_key``).
 _NANP_KEY: Final = 8
 _CACHE_SIZE: Final = 65536
 _places: dict[str, NumberPlace] = {}
@@ -114,16 +115,28 @@ _area_code_states: dict[str, str] = {}
 
 def number_place(e164: str) -> NumberPlace:
     """Where the numbering plan puts a number given in E.164."""
-    key = e164[:_NANP_KEY] if e164.startswith("+1") and len(e164) == 12 else e164
-    known = _places.get(key)
+    nanp = e164.startswith("+1") and len(e164) == 12
+    if nanp:
+        known = _places.get(e164[:_AREA_CODE_KEY]) or _places.get(e164[:_NANP_KEY])
+    else:
+        known = _places.get(e164)
     if known is not None:
         return known
     place, valid = _place(e164)
     if valid:
         if len(_places) >= _CACHE_SIZE:
             _places.clear()
-        _places[key] = place
+        _places[_place_key(e164, place) if nanp else e164] = place
     return place
+
+
+def _place_key(e164: str, place: NumberPlace) -> str:
+    """What a valid NANP number's place is kept under (P207): its area code when it is a
+    number of the US with a state (its area code's, P206) and the zones of its area code
+    (every number of such an area code is of one kind, geographic), else its NPA NXX block."""
+    if place.country == "US" and place.area_state is not None and zoned_by_area_code(e164):
+        return e164[:_AREA_CODE_KEY]
+    return e164[:_NANP_KEY]
 
 
 @lru_cache(maxsize=1024)
