@@ -218,3 +218,27 @@ def test_a_remembered_window_is_the_local_days_across_midnight() -> None:
     # And the day before, asked after the later one, is still its own.
     earlier = assess(NEW_YORK, now=at("2026-11-27T15:00"), rules=rules)
     assert earlier.callable_now is True
+
+
+def test_numbers_under_the_same_rules_and_zone_share_one_verdict() -> None:
+    # The verdict is kept by jurisdictions, zone, line type, counts and instant (P207): a New
+    # York number and a Boston one are judged alike; a Miami one (Florida's rules) is not.
+    rules = load_rules()
+    now = at("2026-11-27T15:00")
+    new_york = assess(NEW_YORK, now=now, rules=rules, line_type="mobile")
+    boston = assess("+16175550123", now=now, rules=rules, line_type="mobile")
+    assert boston is new_york and boston.jurisdictions == ("US",)
+    assert assess(MIAMI, now=now, rules=rules, line_type="mobile").jurisdictions == (
+        "US-FL",
+        "US",
+    )
+    assert assess("+16175550123", now=now, rules=rules, line_type="direct") is not new_york
+    # Calls that leave room under Florida's cap: the verdict of a number without calls.
+    plain = assess(MIAMI, now=now, rules=rules)
+    calls = [now - timedelta(hours=2), now - timedelta(hours=1)]
+    assert assess(MIAMI, now=now, rules=rules, recent_calls=calls) is plain
+    capped = assess(MIAMI, now=now, rules=rules, recent_calls=[*calls, now - timedelta(hours=3)])
+    assert capped.callable_now is False and plain.callable_now is True
+    # Without a zone, a number that spans several says so.
+    unsure = assess(TOLL_FREE, now=now, rules=rules)
+    assert unsure.reason is not None and "several time zones" in unsure.reason

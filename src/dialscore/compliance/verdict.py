@@ -251,33 +251,44 @@ def assess(
     ``CallTally``, as ``tally_calls`` gives, spares hashing them for every number)."""
     now = now.astimezone(UTC)
     place = number_place(e164)
-    if recent_calls:
-        return _assess(
-            place, now, rules, state_province, time_zone, line_type, recent_calls, call_counts
-        )
-    # Without calls of its own, a number has the verdict of every number of its place (its
-    # block's country, state and zones) for the same address, line type and counts at the
-    # same instant: worked out once for them (the instant is a job batch's or a page's).
-    key = ("verdict", place, state_province, time_zone, line_type, counts_key(call_counts), now)
+    where = _where(rules, place, state_province, time_zone)
+    capped = cap_lifts_at(where.applied, now, recent_calls) if recent_calls else None
+    if capped is not None and capped[0] > now:
+        return _assess(place, where, now, rules, line_type, capped, call_counts)
+    # Unless a cap holds it back, a number has the verdict of every number under the same
+    # jurisdictions in the same zone (or as unsure of its zone), for the same line type and
+    # counts at the same instant: worked out once for them (the instant is a job batch's or a
+    # page's). Its country names the rules it lacks, if it lacks them.
+    unsure = where.zone_name is None and len(place.zones) > 1
+    key = (
+        "verdict",
+        place.country,
+        where.keys,
+        where.zone_name,
+        unsure,
+        line_type,
+        counts_key(call_counts),
+        now,
+    )
     known = rules.memo.get(key)
     if isinstance(known, Verdict):
         return known
-    found = _assess(place, now, rules, state_province, time_zone, line_type, (), call_counts)
+    found = _assess(place, where, now, rules, line_type, None, call_counts)
     _keep(rules, key, found)
     return found
 
 
 def _assess(
     place: NumberPlace,
+    where: _Where,
     now: datetime,
     rules: Rules,
-    state_province: str | None,
-    time_zone: str | None,
     line_type: str | None,
-    recent_calls: Sequence[datetime],
+    capped: tuple[datetime, str] | None,
     call_counts: CallCounts | None,
 ) -> Verdict:
-    where = _where(rules, place, state_province, time_zone)
+    """The verdict of a number of ``place`` under ``where`` at ``now``; ``capped``: when the
+    per-24-hour cap that holds the number back lifts, and the rule (None: no cap holds)."""
     found = _best(rules, where, line_type, call_counts)
     best, best_fields = found.hours, found.fields
     keys, zone = where.keys, where.zone
@@ -293,16 +304,15 @@ def _assess(
         return Verdict(where.zone_name, keys, None, None, None, why, best, None, best_fields)
     today_is = _day(rules, where, zone, now.astimezone(zone).date())
     today = today_is.window
-    lifts = cap_lifts_at(where.applied, now, recent_calls) if recent_calls else None
-    if lifts is None or lifts[0] <= now:
+    if capped is None:
         next_at = next_allowed(rules, where, zone, now, first=today_is)
     else:
-        next_at = next_allowed(rules, where, zone, lifts[0])
+        next_at = next_allowed(rules, where, zone, capped[0])
     callable_now = next_at == now
     reason: str | None = None
     if not callable_now:
-        if lifts is not None and lifts[0] > now:
-            reason = f"the cap of {lifts[1]} is reached"
+        if capped is not None:
+            reason = f"the cap of {capped[1]} is reached"
         elif today is not None and today.start is None:
             reason = f"no calls today ({today.source})"
         else:
