@@ -124,18 +124,20 @@ def test_a_call_tally_cannot_change() -> None:
     assert isinstance(made, CallTally) and made == {(4, 15): (2, 1)}
 
 
-def test_present_hands_out_new_dicts_the_memo_is_not_changed_through_them() -> None:
+def test_present_hands_out_a_new_dict_whose_window_and_hours_are_shared() -> None:
+    # P207: the phone's fields are a new dict (the caller merges it into the entry); the
+    # window and best hours are the memo's, shared by every phone that has them.
     rules = load_rules()
     first = present(assess("+12125550123", now=NOW, rules=rules, line_type="mobile"))
-    expected = present(assess("+12125550123", now=NOW, rules=rules, line_type="mobile"))
-    window, hours = first["callWindow"], first["bestCallHours"]
-    assert isinstance(window, dict) and isinstance(hours, list)
-    window["start"] = "00:00"
-    hours[0]["days"].append("sun")
-    hours[0]["from"] = "00:00"
-    hours.clear()
     again = present(assess("+12125550199", now=NOW, rules=rules, line_type="mobile"))
-    assert again == expected and again["callWindow"] is not expected["callWindow"]
+    assert again == first and again is not first
+    assert again["callWindow"] is first["callWindow"]
+    assert again["bestCallHours"] is first["bestCallHours"]
+    first["callableNow"] = None
+    assert (
+        present(assess("+12125550123", now=NOW, rules=rules, line_type="mobile"))["callableNow"]
+        == again["callableNow"]
+    )
 
 
 @pytest.mark.parametrize("offset", [0, -5, 9])
@@ -154,7 +156,7 @@ def test_a_verdict_made_without_its_presented_forms_presents_the_same() -> None:
 
     rules = load_rules()
     made = assess("+13055550123", now=NOW, rules=rules, line_type="direct")
-    bare = replace(made, window_fields=None, hours_fields=None)
+    bare = replace(made, fields=None)
     assert bare == made and present(bare) == present(made)
     assert present(made)["callWindow"] == {
         "start": "08:00",

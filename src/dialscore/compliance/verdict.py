@@ -43,8 +43,11 @@ HORIZON_DAYS: Final = 31
 MEMO_SIZE: Final = 65536
 # A window as ``present`` writes it: start, end, rule and source (read-only).
 WindowFields = Mapping[str, str]
-# Best hours as ``present`` writes them: the day names, then the other fields (read-only).
-HoursFields = tuple[tuple[str, ...], Mapping[str, object]]
+# Best hours as ``present`` writes them: days, from, to, expectedConnectRate, basedOnCalls
+# (read-only).
+HoursFields = Mapping[str, object]
+# A verdict as ``present`` writes it (read-only, JSON-ready).
+PhoneFields = Mapping[str, object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +65,10 @@ class Verdict:
     # Why not callable now, or why not known, in words; None when callable.
     reason: str | None
     best_call_hours: tuple[BestHours, ...]
-    # ``call_window`` and ``best_call_hours`` as ``present`` writes them, made once beside
-    # them in the rules' memo and shared by every verdict that has them: read-only (typed
-    # so; ``present`` hands out copies). None: not made, ``present`` writes them itself.
-    window_fields: WindowFields | None = field(default=None, compare=False, repr=False)
-    hours_fields: tuple[HoursFields, ...] | None = field(default=None, compare=False, repr=False)
+    # The verdict as ``present`` writes it, made with it (its window and best hours made
+    # once in the rules' memo, shared by every verdict that has them): read-only, typed so.
+    # None: not made, ``present`` writes it itself.
+    fields: PhoneFields | None = field(default=None, compare=False, repr=False)
 
 
 def _window(applied: Sequence[Applied], day: date) -> CallWindow | None:
@@ -213,7 +215,7 @@ class _Best:
     """Best hours, and the same as ``present`` writes them."""
 
     hours: tuple[BestHours, ...]
-    fields: tuple[HoursFields, ...]
+    fields: Sequence[HoursFields]
 
 
 def _best(rules: Rules, where: _Where, line_type: str | None, counts: CallCounts | None) -> _Best:
@@ -228,7 +230,7 @@ def _best(rules: Rules, where: _Where, line_type: str | None, counts: CallCounts
     if isinstance(known, _Best):
         return known
     best = learned_best_hours(line_type, counts or {}, where.week.__getitem__)
-    found = _Best(best, tuple(hours_fields(each) for each in best))
+    found = _Best(best, [hours_fields(each) for each in best])
     _keep(rules, key, found)
     return found
 
@@ -290,7 +292,6 @@ def _assess(
     """The verdict of a number of ``place`` under ``where`` at ``now``; ``capped``: when the
     per-24-hour cap that holds the number back lifts, and the rule (None: no cap holds)."""
     found = _best(rules, where, line_type, call_counts)
-    best, best_fields = found.hours, found.fields
     keys, zone = where.keys, where.zone
     if zone is None:
         why = (
@@ -298,10 +299,10 @@ def _assess(
             if len(place.zones) > 1
             else "the number's time zone is not known"
         )
-        return Verdict(None, keys, None, None, None, why, best, None, best_fields)
+        return _verdict(None, keys, None, None, None, why, found)
     if not where.applied:
         why = f"no calling-time rules for {place.country or 'the number'}'s country"
-        return Verdict(where.zone_name, keys, None, None, None, why, best, None, best_fields)
+        return _verdict(where.zone_name, keys, None, None, None, why, found)
     today_is = _day(rules, where, zone, now.astimezone(zone).date())
     today = today_is.window
     if capped is None:
@@ -317,16 +318,30 @@ def _assess(
             reason = f"no calls today ({today.source})"
         else:
             reason = "outside today's window"
+    return _verdict(where.zone_name, keys, today_is, callable_now, next_at, reason, found)
+
+
+def _verdict(
+    time_zone: str | None,
+    jurisdictions: tuple[str, ...],
+    today: _Day | None,
+    callable_now: bool | None,
+    next_at: datetime | None,
+    reason: str | None,
+    best: _Best,
+) -> Verdict:
+    """A verdict with its written form, from today's window and the best hours as the rules'
+    memo keeps them."""
+    fields = {
+        "timeZone": time_zone,
+        "callWindow": None if today is None else today.fields,
+        "callableNow": callable_now,
+        "nextCallableAt": _instant(next_at),
+        "bestCallHours": best.fields,
+    }
+    window = None if today is None else today.window
     return Verdict(
-        where.zone_name,
-        keys,
-        today,
-        callable_now,
-        next_at,
-        reason,
-        best,
-        today_is.fields,
-        best_fields,
+        time_zone, jurisdictions, window, callable_now, next_at, reason, best.hours, fields
     )
 
 
@@ -347,9 +362,9 @@ def _instant(at: datetime | None) -> str | None:
     return None if at is None else _instant_text(at)
 
 
-# The written forms below are plain dicts typed read-only (Mapping), not MappingProxyType:
-# copying a dict with ``dict(...)`` or ``**`` takes the dict fast path, about three times
-# faster than a proxy. Only ``present`` reads them, and it hands out copies.
+# The written forms below are plain dicts and lists typed read-only (Mapping, Sequence), not
+# proxies: they are what JSON is written from, and a dict is copied with ``dict(...)`` or
+# ``**`` on the fast path, about three times faster than a proxy.
 
 
 def window_fields(window: CallWindow) -> WindowFields | None:
@@ -365,36 +380,31 @@ def window_fields(window: CallWindow) -> WindowFields | None:
 
 
 def hours_fields(hours: BestHours) -> HoursFields:
-    """Best hours as ``present`` writes them (read-only): the day names, and the rest."""
-    return (
-        tuple(DAY_NAMES[day] for day in hours.days),
-        {
-            "from": f"{hours.start_hour:02d}:00",
-            "to": f"{hours.end_hour:02d}:00",
-            "expectedConnectRate": hours.expected_connect_rate,
-            "basedOnCalls": hours.based_on_calls,
-        },
-    )
+    """Best hours as ``present`` writes them (read-only)."""
+    return {
+        "days": [DAY_NAMES[day] for day in hours.days],
+        "from": f"{hours.start_hour:02d}:00",
+        "to": f"{hours.end_hour:02d}:00",
+        "expectedConnectRate": hours.expected_connect_rate,
+        "basedOnCalls": hours.based_on_calls,
+    }
 
 
 def present(verdict: Verdict) -> dict[str, object]:
-    """The verdict as a phone entry's fields (camelCase, JSON-ready; new lists and dicts
-    each time: a caller may change them). The window and the best hours are copied from
-    their written forms, made once with them in the rules' memo."""
-    window = verdict.call_window
-    written = verdict.window_fields
-    if written is None and window is not None:
-        written = window_fields(window)
-    hours = verdict.hours_fields
-    if hours is None:
-        hours = tuple(hours_fields(each) for each in verdict.best_call_hours)
-    return {
-        "timeZone": verdict.time_zone,
-        "callWindow": None if written is None else dict(written),
-        "callableNow": verdict.callable_now,
-        "nextCallableAt": _instant(verdict.next_callable_at),
-        "bestCallHours": [{"days": list(days), **rest} for days, rest in hours],
-    }
+    """The verdict as a phone entry's fields (camelCase, JSON-ready): a new dict each time,
+    whose window and best hours are shared by every phone that has them and are read, never
+    changed (P207)."""
+    fields = verdict.fields
+    if fields is None:
+        window = verdict.call_window
+        fields = {
+            "timeZone": verdict.time_zone,
+            "callWindow": None if window is None else window_fields(window),
+            "callableNow": verdict.callable_now,
+            "nextCallableAt": _instant(verdict.next_callable_at),
+            "bestCallHours": [hours_fields(each) for each in verdict.best_call_hours],
+        }
+    return dict(fields)
 
 
 def forget(rules: Rules) -> None:
