@@ -49,7 +49,8 @@ def _numbers(count: int, seed: int = 172) -> list[str]:
 
 def test_a_numbers_place_is_what_libphonenumbers_public_functions_say() -> None:
     for e164 in _numbers(3000):
-        place, valid = places._place(e164)
+        place, kept_under = places._place(e164)
+        valid = kept_under is not None
         try:
             expected = _reference_place(e164)
             reference_valid = phonenumbers.is_valid_number(phonenumbers.parse(e164, None))
@@ -65,7 +66,7 @@ def test_a_numbers_place_is_what_libphonenumbers_public_functions_say() -> None:
 def test_a_place_is_kept_by_area_code_or_by_block_for_valid_numbers_only() -> None:
     places.forget_places()
     invalid = "+12125550123"[:5] + "0550123"  # NXX starting with 0: not a valid block
-    assert places._place(invalid)[1] is False
+    assert places._place(invalid)[1] is None
     places.number_place(invalid)
     assert invalid[:5] not in places._places and invalid[:8] not in places._places
     # Every number of 212 has the zone of its area code: one place for the area code.
@@ -75,6 +76,10 @@ def test_a_place_is_kept_by_area_code_or_by_block_for_valid_numbers_only() -> No
     # Idaho's 208 is split between Mountain and Pacific time by NXX: one place per block.
     idaho = places.number_place("+12083320123")
     assert places._places["+1208332"] == idaho and "+1208" not in places._places
+    # A toll-free area code: its numbers are of one type, placed by the country code alone.
+    free = places.number_place("+18005550123")
+    assert places._places["+1800"] == free and free.area_state is None
+    assert places.number_place("+18009870123") is free
 
 
 def test_places_kept_by_area_code_are_those_of_each_number() -> None:
@@ -82,7 +87,8 @@ def test_places_kept_by_area_code_are_those_of_each_number() -> None:
     # from another number of its area code or block, or worked out) is libphonenumber's.
     places.forget_places()
     checked = 0
-    for e164 in _numbers(6000, seed=207):
+    toll_free = [f"+1{npa}{nxx}0123" for npa in (800, 833, 844, 877, 888) for nxx in (201, 987)]
+    for e164 in _numbers(6000, seed=207) + toll_free:
         if analyse(e164) is None:
             continue
         assert places.number_place(e164) == _reference_place(e164), e164

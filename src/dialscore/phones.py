@@ -283,6 +283,9 @@ class NumberArea:
     # For a valid geographic number of the US, the geocoding data's English name of its area
     # ("New York, NY", "Florida"); "" when it has none, and for every other number.
     us_area: str
+    # Whether the number is valid and of a type libphonenumber places by its digits (fixed
+    # line, a NANP number), not by its country code alone (toll-free, most mobiles abroad).
+    geographic: bool
 
 
 def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
@@ -319,19 +322,26 @@ def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
     else:
         zones = _known_zones(_number_zones.time_zones_for_number(parsed))
     us_area = _us_area(parsed) if describe and geographic and region == DEFAULT_COUNTRY else ""
-    return NumberArea(valid, region, zones, us_area)
+    return NumberArea(valid, region, zones, us_area, geographic)
 
 
 @lru_cache(maxsize=1)
 def _split_area_codes() -> frozenset[str]:
-    """The NANP area codes (three digits) of which libphonenumber's time zone data has a
-    finer prefix (NPA NXX …) with zones other than the area code's own, or than NANP's for a
-    code without an entry of its own."""
-    nanp = _ZONE_DATA.get("1")
+    """The NANP area codes (three digits) libphonenumber's time zone data does not give one
+    answer for every number of: its prefixes under the code disagree, or leave exchanges to
+    the answer for all of NANP (neither the code itself nor each first digit of an NXX, 2 to
+    9, has an entry). A code without any entry has NANP's answer for all its numbers."""
+    under: dict[str, set[tuple[str, ...]]] = {}
+    for key, zones in _ZONE_DATA.items():
+        if len(key) >= 4 and key[0] == "1":
+            under.setdefault(key[1:4], set()).add(zones)
     return frozenset(
-        key[1:4]
-        for key, zones in _ZONE_DATA.items()
-        if len(key) > 4 and key[0] == "1" and zones != _ZONE_DATA.get(key[:4], nanp)
+        code
+        for code, answers in under.items()
+        if len(answers) > 1
+        or not (
+            "1" + code in _ZONE_DATA or all(f"1{code}{digit}" in _ZONE_DATA for digit in "23456789")
+        )
     )
 
 

@@ -10,7 +10,7 @@ from importlib import resources
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dialscore.phones import UNKNOWN_ZONE, number_area, zoned_by_area_code
+from dialscore.phones import UNKNOWN_ZONE, NumberArea, number_area, zoned_by_area_code
 
 # US territories have country codes of their own in ISO 3166 and libphonenumber; the federal
 # rule covers them, so they are read as the US and the territory as its subdivision.
@@ -73,24 +73,49 @@ class NumberPlace:
     zones: tuple[str, ...]
 
 
-def _place(e164: str) -> tuple[NumberPlace, bool]:
-    """Where a number is, and whether it is valid (what the answer for an invalid number says
-    is not true of its neighbours)."""
+def _place(e164: str) -> tuple[NumberPlace, str | None]:
+    """Where a number is, and what its place is kept under (``_kept_under``); None for an
+    invalid number (what the answer for an invalid number says is not true of its
+    neighbours)."""
     # A US area code lies in one state: once a number of it has named the state, the others
     # are not looked up in the geocoding data again.
-    code = e164[:_AREA_CODE_KEY] if e164.startswith("+1") and len(e164) == 12 else None
-    known_state = _area_code_states.get(code) if code is not None else None
+    code = _nanp_area(e164)
+    known_state = _area_code_states.get(code) if code else None
     area = number_area(e164, describe=known_state is None)
     if area is None:
-        return NumberPlace(None, None, ()), False
+        return NumberPlace(None, None, ()), None
     if area.region in US_TERRITORIES:
-        return NumberPlace("US", area.region, area.zones), area.valid
-    if area.region != "US":
-        return NumberPlace(area.region, None, area.zones), area.valid
-    state = known_state or _area_state(area.us_area)
-    if code is not None and state is not None and area.valid:
-        _area_code_states[code] = state
-    return NumberPlace("US", state, area.zones), area.valid
+        place = NumberPlace("US", area.region, area.zones)
+    elif area.region != "US":
+        place = NumberPlace(area.region, None, area.zones)
+    else:
+        state = known_state or _area_state(area.us_area)
+        if code and state is not None and area.valid:
+            _area_code_states[code] = state
+        place = NumberPlace("US", state, area.zones)
+    return place, _kept_under(e164, area, place) if area.valid else None
+
+
+def _kept_under(e164: str, area: NumberArea, place: NumberPlace) -> str:
+    """The key of a valid number's place (P207): a NANP number's area code when it is a
+    number of the US whose area code's numbers all have its zones, and either a state (its
+    area code's, P206) or no place finer than its country (toll-free: a whole area code of
+    one type); else a NANP number's NPA NXX block, the finest the data goes; else the number."""
+    area_code = _nanp_area(e164)
+    if not area_code:
+        return e164
+    if (
+        place.country == "US"
+        and zoned_by_area_code(e164)
+        and (place.area_state is not None or not area.geographic)
+    ):
+        return area_code
+    return e164[:_NANP_KEY]
+
+
+def _nanp_area(e164: str) -> str:
+    """+1 and a NANP number's area code ("+1212"); "" for a number outside NANP."""
+    return e164[:_AREA_CODE_KEY] if e164.startswith("+1") and len(e164) == 12 else ""
 
 
 # Keyed by the geocoding data's name, all the state is read from (a few thousand names).
@@ -115,28 +140,19 @@ _area_code_states: dict[str, str] = {}
 
 def number_place(e164: str) -> NumberPlace:
     """Where the numbering plan puts a number given in E.164."""
-    nanp = e164.startswith("+1") and len(e164) == 12
-    if nanp:
-        known = _places.get(e164[:_AREA_CODE_KEY]) or _places.get(e164[:_NANP_KEY])
+    area_code = _nanp_area(e164)
+    if area_code:
+        known = _places.get(area_code) or _places.get(e164[:_NANP_KEY])
     else:
         known = _places.get(e164)
     if known is not None:
         return known
-    place, valid = _place(e164)
-    if valid:
+    place, kept_under = _place(e164)
+    if kept_under is not None:
         if len(_places) >= _CACHE_SIZE:
             _places.clear()
-        _places[_place_key(e164, place) if nanp else e164] = place
+        _places[kept_under] = place
     return place
-
-
-def _place_key(e164: str, place: NumberPlace) -> str:
-    """What a valid NANP number's place is kept under (P207): its area code when it is a
-    number of the US with a state (its area code's, P206) and the zones of its area code
-    (every number of such an area code is of one kind, geographic), else its NPA NXX block."""
-    if place.country == "US" and place.area_state is not None and zoned_by_area_code(e164):
-        return e164[:_AREA_CODE_KEY]
-    return e164[:_NANP_KEY]
 
 
 @lru_cache(maxsize=1024)
