@@ -272,7 +272,16 @@ async def test_envelope_and_payloads_of_both_events(
 
     (completed,) = [r.json() for r in by_type(received, COMPLETED)]
     payload = completed["payload"]
-    assert set(payload) == {"jobId", "jobType", "jobName", "jobStatus", "modifiedAt"}
+    # The spec's fields and one extension (P208): a scoring job refunds nothing.
+    assert set(payload) == {
+        "jobId",
+        "jobType",
+        "jobName",
+        "jobStatus",
+        "modifiedAt",
+        "creditsRefunded",
+    }
+    assert payload["creditsRefunded"] == 0
     assert payload["jobId"] == job_id
     assert payload["jobType"] == "lightning_scoring"
     assert payload["jobName"] == job["name"] and payload["jobName"]
@@ -606,3 +615,5 @@ async def test_not_enriched_job_sends_one_completed_and_no_contact_events(
     assert payload["jobId"] == job_id
     assert payload["jobStatus"] == "Not Enriched"
     assert payload["jobType"] == "enrich_and_score"
+    # Nothing found for either contact: both refunded (P202), as the job says (P208).
+    assert payload["creditsRefunded"] == job["creditsRefunded"] > 0

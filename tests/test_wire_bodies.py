@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
 
 from dialscore.jobs.events import JobCompletedPayload
@@ -30,15 +31,22 @@ def _wire(value: Any) -> str:
 
 
 def test_job_completed_payload_is_its_model_and_the_former_literal() -> None:
+    # The spec's fields as before, then the credits refunded (P208), as a whole number when
+    # they are one.
     job = Job(id="0f8e3a52-3c1a-4b9f-9a51-6c2b0f1d2e3a", job_type="enrichment", name="Leads é")
-    for status in ("Finalized", "Not Enriched"):
-        built = completed_payload(job, status, WHEN)
+    for status, refunded, written in (
+        ("Finalized", Decimal(0), 0),
+        ("Not Enriched", Decimal("0.2664"), 0.2664),
+        ("Finalized", Decimal("2.0000"), 2),
+    ):
+        built = completed_payload(job, status, WHEN, refunded)
         former = {
             "jobId": job.id,
             "jobType": job.job_type,
             "jobName": job.name,
             "jobStatus": status,
             "modifiedAt": "2026-03-04T13:06:07.891234Z",
+            "creditsRefunded": written,
         }
         assert _wire(built) == _wire(former)
         assert JobCompletedPayload.model_validate(built).model_dump(mode="json") == built

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt
 
 from dialscore.jobs.examples import CONTACT_SCORED_EVENT, JOB_COMPLETED_EVENT
 from dialscore.jobs.schemas import ContactOut, JobType
@@ -53,6 +53,11 @@ class JobCompletedPayload(BaseModel):
     jobName: str
     jobStatus: Literal["Finalized", "Not Enriched"]
     modifiedAt: Timestamp = Field(description="When the job reached its terminal state")
+    # Whole amounts stay integers on the wire, as the job's own creditsRefunded is written.
+    creditsRefunded: NonNegativeInt | NonNegativeFloat = Field(
+        description="Extension (P208): the credits given back when the job finished, as the "
+        "job's own creditsRefunded (P202, P204); 0 when none",
+    )
 
 
 class JobCompletedEvent(BaseModel):

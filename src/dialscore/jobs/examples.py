@@ -204,6 +204,7 @@ JOB_COMPLETED_EVENT: dict[str, Any] = {
         "jobName": JOB_NAME,
         "jobStatus": "Finalized",
         "modifiedAt": "2025-06-03T14:22:05.671Z",
+        "creditsRefunded": 0,
     },
     "eventType": "job.completed",
     "timestamp": 1748960525671,

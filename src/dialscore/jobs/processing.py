@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import structlog
@@ -30,6 +31,7 @@ from dialscore.jobs.schemas import (
 from dialscore.kit import metrics
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
+from dialscore.kit.envelope import number
 from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
 from dialscore.models import Job
 from dialscore.outbox import messages as outbox
@@ -362,9 +364,11 @@ async def _process(
     return finalized
 
 
-def completed_payload(job: Job, status: str, now: datetime) -> dict[str, Any]:
+def completed_payload(
+    job: Job, status: str, now: datetime, refunded: Decimal = Decimal(0)
+) -> dict[str, Any]:
     """The payload of a job's job.completed, built from its documented model (the one source
-    of what goes on the wire)."""
+    of what goes on the wire); ``refunded``, the credits given back as it finished."""
     payload = JobCompletedPayload.model_validate(
         {
             "jobId": job.id,
@@ -372,6 +376,7 @@ def completed_payload(job: Job, status: str, now: datetime) -> dict[str, Any]:
             "jobName": job.name,
             "jobStatus": status,
             "modifiedAt": isoformat(now),
+            "creditsRefunded": number(refunded),
         }
     )
     return payload.model_dump(mode="json", by_alias=True)
@@ -391,12 +396,12 @@ async def _finalize(lease: JobLease, outbox_id: int) -> str | None:
         finalized = await repo.finalize(session, job.id, status=status, now=now)
         if finalized:
             # With the transition, by the one run that made it: refunded once (P202, P204).
-            await refunds.refund_enrichment(session, job, now=now)
+            refunded = await refunds.refund_enrichment(session, job, now=now)
             await webhooks.emit(
                 session,
                 user_id=job.user_id,
                 event_type=JOB_COMPLETED,
-                payloads=[completed_payload(job, status, now)],
+                payloads=[completed_payload(job, status, now, refunded)],
                 job_id=job.id,
             )
         await outbox.finish(session, outbox_id)
