@@ -128,7 +128,7 @@ def _area_state(description: str) -> str | None:
 
 # NANP time zone and geocoding data go no finer than +1 NPA NXX (7 digits): valid numbers
 # sharing those digits share the answer, so the first 8 characters of E.164 are the key, or
-# the first 5 (+1 NPA) for an area code all of whose numbers share it (``_place_key``).
+# the first 5 (+1 NPA) for an area code all of whose numbers share it (``_kept_under``).
 _NANP_KEY: Final = 8
 _CACHE_SIZE: Final = 65536
 _places: dict[str, NumberPlace] = {}
