@@ -12,10 +12,11 @@ from dialscore.compliance.best_hours import (
 )
 from dialscore.compliance.places import number_zone
 from dialscore.compliance.rules import CallWindow, Rules, RulesError, load_rules
-from dialscore.compliance.verdict import Verdict, assess, present
+from dialscore.compliance.verdict import Bearings, Verdict, assess, bearings, present
 
 __all__ = [
     "LEARNING_PERIOD",
+    "Bearings",
     "BestHours",
     "CallTally",
     "CallWindow",
@@ -23,6 +24,7 @@ __all__ = [
     "RulesError",
     "Verdict",
     "assess",
+    "bearings",
     "learned_best_hours",
     "load_rules",
     "number_zone",

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 from dialscore.compliance.best_hours import (
@@ -233,6 +233,24 @@ def _best(rules: Rules, where: _Where, line_type: str | None, counts: CallCounts
     found = _Best(best, [hours_fields(each) for each in best])
     _keep(rules, key, found)
     return found
+
+
+class Bearings(NamedTuple):
+    """What a number's verdict needs to know before it is worked out."""
+
+    # The number's one zone, narrowed by the contact's address (P171); None when not one.
+    zone: str | None
+    # Whether a per-24-hour cap applies to it: only then do the calls reported to it count
+    # (P174; most states have none).
+    capped: bool
+
+
+def bearings(
+    e164: str, *, rules: Rules, state_province: str | None = None, time_zone: str | None = None
+) -> Bearings:
+    """A number's ``Bearings`` for a contact at this address, as its verdict will find them."""
+    where = _where(rules, number_place(e164), state_province, time_zone)
+    return Bearings(where.zone_name, call_cap(where.applied) is not None)
 
 
 def assess(

@@ -15,11 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.compliance import (
     LEARNING_PERIOD,
+    Bearings,
     CallTally,
     Rules,
     assess,
+    bearings,
     load_rules,
-    number_zone,
     present,
     tally_type,
 )
@@ -196,36 +197,39 @@ async def with_verdicts(
     against caps; all the client's calls of the last 90 days to lines of the same type and
     time zone teach the best hours (P194). The entries given are not changed."""
     at = verdict_now() if now is None else now
-    numbers = sorted(
-        {
-            number
-            for contact in contacts
-            for entry in contact.phones
-            if isinstance(number := entry.get("number"), str) and _E164.fullmatch(number)
-        }
-    )
-    recent = (
-        await _recent_calls(session, client_id, numbers, at - CAP_PERIOD, at) if numbers else {}
-    )
-    # First, each number's line type and time zone (as its verdict narrows it, P171), which
-    # pick the calls that teach its best hours; None for a phone without a valid number.
-    groups_of: list[list[tuple[str, str | None] | None]] = [
+    # First, each phone's line type, with what its verdict will find: its zone (as the
+    # contact's address narrows it, P171), which picks the calls that teach its best hours,
+    # and whether a per-24-hour cap applies to it; None for a phone without a valid number.
+    groups_of: list[list[tuple[str, Bearings] | None]] = [
         [
-            (tally_type(entry), number_zone(number, contact.state_province, contact.time_zone))
+            (
+                tally_type(entry),
+                bearings(
+                    number,
+                    rules=rules,
+                    state_province=contact.state_province,
+                    time_zone=contact.time_zone,
+                ),
+            )
             if isinstance(number := entry.get("number"), str) and _E164.fullmatch(number)
             else None
             for entry in contact.phones
         ]
         for contact in contacts
     ]
-    groups: set[tuple[str, str]] = set()
-    for row in groups_of:
-        for group in row:
-            if group is not None and group[1] is not None:
-                groups.add((group[0], group[1]))
+    # The calls reported in the last 24 hours to the numbers a cap applies to (P174).
+    capped = sorted(
+        {
+            entry["number"]
+            for contact, row in zip(contacts, groups_of, strict=True)
+            for entry, group in zip(contact.phones, row, strict=True)
+            if group is not None and group[1].capped
+        }
+    )
+    recent = await _recent_calls(session, client_id, capped, at - CAP_PERIOD, at) if capped else {}
     # Then each number's verdict, with the best hours the client's calls of its line type and
     # zone teach (P175), else the prior's.
-    counts = await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
+    counts = await _learnt_for(session, client_id, groups_of, at)
     answer: list[WithVerdicts] = []
     for contact, row in zip(contacts, groups_of, strict=True):
         phones: list[dict[str, Any]] = []
@@ -233,7 +237,7 @@ async def with_verdicts(
             if group is None:
                 phones.append({**entry, **NO_VERDICT})
                 continue
-            line_type, zone = group
+            line_type, (zone, _) = group
             found = assess(
                 entry["number"],
                 now=at,
@@ -250,6 +254,22 @@ async def with_verdicts(
             best = best_phone(phones) or best
         answer.append(WithVerdicts(phones, best))
     return answer
+
+
+async def _learnt_for(
+    session: AsyncSession,
+    client_id: str,
+    groups_of: list[list[tuple[str, Bearings] | None]],
+    at: datetime,
+) -> dict[tuple[str, str], CallTally]:
+    """The learnt counts of the (line type, zone) groups of these phones."""
+    groups = {
+        (line_type, found.zone)
+        for row in groups_of
+        for line_type, found in filter(None, row)
+        if found.zone is not None
+    }
+    return await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
 
 
 async def present_with_verdicts(
