@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, event, func, insert, select
 
 from dialscore.calls import service as calls
 from dialscore.jobs import callability
@@ -209,3 +209,48 @@ async def test_calls_older_than_the_learning_period_teach_nothing(
     assert answer.status_code == 200, answer.text
     # Counted as they arrive, but outside the 90 days before the verdict's clock.
     assert all(h["basedOnCalls"] == 0 for h in await best_hours(api, tenant, shown, SHOWN))
+
+
+async def test_a_jobs_batches_share_the_learnt_counts_read_by_the_first(
+    api: httpx.AsyncClient, app: FastAPI, tenant: Tenant, db: Database
+) -> None:
+    # P209: the batches of one job's events read the client's counts once (again once they
+    # are a minute old); the calls reported to numbers no cap applies to are not read (P174:
+    # California has none).
+    await scored(api, app, tenant, [mobile(f"P{i}", n) for i, n in enumerate(CALLED)])
+    answer = await api.post(f"{V2}/calls", json={"calls": reported()}, headers=tenant.headers)
+    assert answer.status_code == 200, answer.text
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    learnt = callability.JobLearnt(tenant.client_id)
+    batch = [callability.Shown([{"number": SHOWN, "type": "mobile"}], None, None, None)]
+    event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        async with db.read() as session:
+            for at in (AFTERNOON, AFTERNOON + timedelta(seconds=30), AFTERNOON):
+                (done,) = await callability.with_verdicts(
+                    session,
+                    client_id=tenant.client_id,
+                    contacts=batch,
+                    rules=callability.rules_in_force(None),
+                    now=at,
+                    learnt=learnt,
+                )
+                assert learnt_wednesday(done.phones[0]["bestCallHours"])
+            assert sum("call_hour_tallies" in s for s in statements) == 1
+            later = AFTERNOON + callability.LEARNT_FOR
+            await callability.with_verdicts(
+                session,
+                client_id=tenant.client_id,
+                contacts=batch,
+                rules=callability.rules_in_force(None),
+                now=later,
+                learnt=learnt,
+            )
+    finally:
+        event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+    assert sum("call_hour_tallies" in s for s in statements) == 2
+    assert not any("call_outcomes" in s for s in statements)

@@ -121,15 +121,20 @@ async def _tallies_since(
     session: AsyncSession,
     client_id: str,
     *,
-    line_types: Collection[str],
-    zones: Collection[str],
+    line_types: Collection[str] | None,
+    zones: Collection[str] | None,
     since: date,
 ) -> list[tuple[str, str, int, int, int, int]]:
-    """The client's tallies from ``since`` (a local date) for these line types and zones,
-    summed by (line type, zone, weekday, hour): (line type, zone, weekday, hour, calls,
-    connects)."""
-    if not line_types or not zones:
+    """The client's tallies from ``since`` (a local date) for these line types and zones
+    (None: all of them), summed by (line type, zone, weekday, hour): (line type, zone,
+    weekday, hour, calls, connects)."""
+    if (line_types is not None and not line_types) or (zones is not None and not zones):
         return []
+    only = []
+    if line_types is not None:
+        only.append(CallHourTally.line_type.in_(sorted(set(line_types))))
+    if zones is not None:
+        only.append(CallHourTally.time_zone.in_(sorted(set(zones))))
     rows = await session.execute(
         select(
             CallHourTally.line_type,
@@ -139,12 +144,7 @@ async def _tallies_since(
             func.sum(CallHourTally.calls),
             func.sum(CallHourTally.connects),
         )
-        .where(
-            CallHourTally.client_id == client_id,
-            CallHourTally.line_type.in_(sorted(set(line_types))),
-            CallHourTally.time_zone.in_(sorted(set(zones))),
-            CallHourTally.day >= since,
-        )
+        .where(CallHourTally.client_id == client_id, CallHourTally.day >= since, *only)
         .group_by(
             CallHourTally.line_type,
             CallHourTally.time_zone,
@@ -159,26 +159,52 @@ async def _tallies_since(
 
 
 async def _learnt(
-    session: AsyncSession, client_id: str, groups: set[tuple[str, str]], since: datetime
+    session: AsyncSession, client_id: str, groups: set[tuple[str, str]] | None, since: datetime
 ) -> dict[tuple[str, str], CallTally]:
     """The client's calls of each (line type, zone) group from ``since`` by local weekday and
-    hour, from its tallies (P194), for the groups with enough calls to learn from."""
+    hour, from its tallies (P194), for the groups with enough calls to learn from (of
+    ``groups``; None: of all the client's)."""
     rows = await _tallies_since(
         session,
         client_id,
-        line_types={line_type for line_type, _ in groups},
-        zones={zone for _, zone in groups},
+        line_types=None if groups is None else {line_type for line_type, _ in groups},
+        zones=None if groups is None else {zone for _, zone in groups},
         since=since.date(),
     )
     counts: dict[tuple[str, str], dict[tuple[int, int], tuple[int, int]]] = defaultdict(dict)
     for line_type, zone, weekday, hour, calls, connects in rows:
-        if (line_type, zone) in groups:
+        if groups is None or (line_type, zone) in groups:
             counts[(line_type, zone)][(weekday, hour)] = (calls, connects)
     return {
         group: CallTally(cells)
         for group, cells in counts.items()
         if sum(calls for calls, _ in cells.values()) >= LEARNING_MIN_CALLS
     }
+
+
+# How long the batches of one job's events share the learnt counts read for the first of
+# them (P209).
+LEARNT_FOR: Final = timedelta(minutes=1)
+
+
+class JobLearnt:
+    """The client's learnt call counts (P194) shared by the batches of one job's events
+    (P209): read for all the client's line types and zones by the first batch that needs
+    them, and again once LEARNT_FOR old. Best hours rest on 90 days of calls, which a minute
+    does not move; a job's batches then ask once instead of once each."""
+
+    def __init__(self, client_id: str) -> None:
+        self.client_id = client_id
+        self._counts: dict[tuple[str, str], CallTally] = {}
+        self._read_at: datetime | None = None
+
+    async def counts(self, session: AsyncSession, at: datetime) -> dict[tuple[str, str], CallTally]:
+        """The counts as of ``at``, read again when they are older than LEARNT_FOR."""
+        read_at = self._read_at
+        if read_at is None or not read_at <= at < read_at + LEARNT_FOR:
+            self._counts = await _learnt(session, self.client_id, None, at - LEARNING_PERIOD)
+            self._read_at = at
+        return self._counts
 
 
 async def with_verdicts(
@@ -188,6 +214,7 @@ async def with_verdicts(
     contacts: Sequence[Shown],
     rules: Rules,
     now: datetime | None = None,
+    learnt: JobLearnt | None = None,
 ) -> list[WithVerdicts]:
     """Each contact's phone entries with the verdict of each number as of ``now`` (the
     clock's now when not given) merged in (``timeZone``, ``callWindow``, ``callableNow``,
@@ -195,7 +222,8 @@ async def with_verdicts(
     a valid number), and its best phone recomputed from them (D17: among equals, one
     callable now). Calls the client reported to these numbers in the last 24 hours count
     against caps; all the client's calls of the last 90 days to lines of the same type and
-    time zone teach the best hours (P194). The entries given are not changed."""
+    time zone teach the best hours (P194), read for these contacts, or the job's ``learnt``
+    when given (P209). The entries given are not changed."""
     at = verdict_now() if now is None else now
     # First, each phone's line type, with what its verdict will find: its zone (as the
     # contact's address narrows it, P171), which picks the calls that teach its best hours,
@@ -229,7 +257,10 @@ async def with_verdicts(
     recent = await _recent_calls(session, client_id, capped, at - CAP_PERIOD, at) if capped else {}
     # Then each number's verdict, with the best hours the client's calls of its line type and
     # zone teach (P175), else the prior's.
-    counts = await _learnt_for(session, client_id, groups_of, at)
+    if learnt is not None:
+        counts = await learnt.counts(session, at)
+    else:
+        counts = await _learnt_for(session, client_id, groups_of, at)
     answer: list[WithVerdicts] = []
     for contact, row in zip(contacts, groups_of, strict=True):
         phones: list[dict[str, Any]] = []
@@ -279,6 +310,7 @@ async def present_with_verdicts(
     presented: Sequence[dict[str, Any]],
     rules: Rules,
     now: datetime | None = None,
+    learnt: JobLearnt | None = None,
 ) -> list[dict[str, Any]]:
     """Presented version 2 contacts (``present_contact``) with the verdicts merged into their
     ``phones`` and their ``bestPhone`` recomputed; new dicts, the ones given are unchanged."""
@@ -288,6 +320,7 @@ async def present_with_verdicts(
         contacts=[shown(c["phones"], c, c["bestPhone"]) for c in presented],
         rules=rules,
         now=now,
+        learnt=learnt,
     )
     return [
         {**contact, "phones": done.phones, "bestPhone": done.best_phone}

@@ -113,6 +113,7 @@ async def _score_and_save(
     verifiers: Sequence[VerificationProvider],
     reassigned: ReassignedNumbers | None,
     rules: Rules,
+    learnt: callability.JobLearnt,
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
     none for) and saves them with their events and the job's progress, in one transaction
@@ -177,6 +178,7 @@ async def _score_and_save(
                 client_id=job.client_id,
                 presented=[present_contact(c) for c in scored],
                 rules=rules,
+                learnt=learnt,
             )
             emitted = await webhooks.emit(
                 session,
@@ -315,6 +317,7 @@ async def _process(
 ) -> str | None:
     db, job_id = lease.db, job.id
     rules = callability.rules_in_force(settings.compliance_rules)
+    learnt = callability.JobLearnt(job.client_id)
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
     async with lease.holding() as session:
@@ -351,6 +354,7 @@ async def _process(
                 verifiers=verifiers,
                 reassigned=reassigned,
                 rules=rules,
+                learnt=learnt,
             )
             if emitted and on_events is not None:
                 on_events()
