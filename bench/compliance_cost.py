@@ -44,10 +44,19 @@ import random
 import statistics
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
 
 import job_processing
-from dialscore.compliance import CallTally, assess, load_rules, number_zone, present, verdict
+from dialscore.compliance import (
+    CallTally,
+    assess,
+    load_rules,
+    number_zone,
+    present,
+    verdict,
+)
 from dialscore.compliance.places import forget_places
+from dialscore.jobs import callability
 from dialscore.kit.db import Database
 from dialscore.phones import analyse
 
@@ -156,18 +165,62 @@ def scenarios(size: int, repeat: int) -> dict[str, float]:
     return found
 
 
-async def measure(db: Database, size: int, repeats: int) -> list[tuple[float, dict[str, float]]]:
-    """``repeats`` pairs, measured one after the other: the CPU seconds of processing a job
-    of ``size`` contacts, and those of the verdicts of as many contacts (``scenarios``)."""
+async def processing_cpu(db: Database, size: int, rng: random.Random, *, events: bool) -> float:
+    """The CPU seconds of processing a job of ``size`` contacts; with ``events``, of a client
+    whose webhook listens to job.contact.scored, the events written with their verdicts."""
+    processed = await job_processing.process_jobs(db, 1, size, rng, listening=events)
+    return processed.job_cpu[0]
+
+
+class VerdictsTimer:
+    """``callability.present_with_verdicts`` timed: the CPU seconds of the calls made while it
+    is installed (the queries' included: SQLite's thread counts in the process's time)."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._real = callability.present_with_verdicts
+
+    async def _timed(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        started = time.process_time()
+        try:
+            return await self._real(*args, **kwargs)
+        finally:
+            self.spent += time.process_time() - started
+
+    def __enter__(self) -> VerdictsTimer:
+        callability.present_with_verdicts = self._timed
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        callability.present_with_verdicts = self._real
+
+
+async def measure(db: Database, size: int, repeats: int) -> list[Measured]:
+    """``repeats`` rounds, each measured back to back: processing a job of ``size``
+    contacts; the verdicts of as many contacts (``scenarios``); processing a job whose events
+    are listened to, with the verdicts and without them."""
     rng = random.Random(1)
     # Imports, the packaged files, the holidays calendars, a first job's caches.
-    await job_processing.process_jobs(db, 1, size, rng)
+    await processing_cpu(db, size, rng, events=True)
     run(contacts(size, seed=0), START)
-    pairs = []
+    rounds = []
     for repeat in range(1, repeats + 1):
-        processed = await job_processing.process_jobs(db, 1, size, rng)
-        pairs.append((processed.job_cpu[0], scenarios(size, repeat)))
-    return pairs
+        job = await processing_cpu(db, size, rng, events=False)
+        verdicts = scenarios(size, repeat)
+        with VerdictsTimer() as timer:
+            with_events = await processing_cpu(db, size, rng, events=True)
+        rounds.append(Measured(job, verdicts, with_events, timer.spent))
+    return rounds
+
+
+class Measured(NamedTuple):
+    """One round of ``measure``, in CPU seconds."""
+
+    job: float
+    verdicts: dict[str, float]
+    # A job whose events are listened to, and the part of it its verdicts took.
+    with_events: float
+    in_events: float
 
 
 def main() -> None:
@@ -178,9 +231,10 @@ def main() -> None:
     if not (1 <= options.contacts <= 20_000 and 1 <= options.repeats <= 50):
         parser.error("--contacts must be 1..20000 and --repeats 1..50")
     size = options.contacts
-    pairs = job_processing.on_fresh_database(
+    rounds = job_processing.on_fresh_database(
         lambda db: measure(db, options.contacts, options.repeats)
     )
+    pairs = [(measured.job, measured.verdicts) for measured in rounds]
     jobs = [job for job, _ in pairs]
     print(
         f"processing a job of {size} contacts (job_processing's steps, embedded SQLite): "
@@ -197,6 +251,16 @@ def main() -> None:
             f"the job measured just before (median of {len(ratios)}, {ratios[0]:.1%} to "
             f"{ratios[-1]:.1%}){judged}"
         )
+    added = sorted(m.in_events / (m.with_events - m.in_events) for m in rounds)
+    ratio = statistics.median(added)
+    print(
+        f"in processing, a job whose events a webhook listens to: "
+        f"{statistics.median(m.with_events for m in rounds) * 1000:.0f} ms CPU, of which its "
+        f"verdicts (with_verdicts and its queries) "
+        f"{statistics.median(m.in_events for m in rounds) * 1000:.0f} ms: {ratio:.1%} of the "
+        f"rest of its processing (median of {len(rounds)}, {added[0]:.1%} to {added[-1]:.1%})"
+        f" ({'under' if ratio < BAR else 'OVER'} the bar)"
+    )
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import OutboxMessage
 from dialscore.submissions import service as submissions
+from dialscore.webhooks import service as webhooks
+from dialscore.webhooks.schemas import CONTACT_SCORED, SubscriptionCreate
 
 T = TypeVar("T")
 
@@ -64,14 +66,28 @@ class Processed:
     wall: float
 
 
-async def process_jobs(db: Database, jobs: int, size: int, rng: random.Random) -> Processed:
-    """Submits ``jobs`` jobs of ``size`` contacts, then processes them one after the other."""
+async def process_jobs(
+    db: Database, jobs: int, size: int, rng: random.Random, *, listening: bool = False
+) -> Processed:
+    """Submits ``jobs`` jobs of ``size`` contacts, then processes them one after the other;
+    with ``listening``, for a client with a webhook subscribed to job.contact.scored (the
+    events are written, not sent)."""
     async with db.unit_of_work() as session:
         client, user = await accounts.create_client(
             session, name="Bench", plan="enterprise", credits=Decimal(10**9), admin_email=None
         )
         plan = await accounts.client_plan(session, client_id=client.id)
-    principal = Principal(user.id, client.id, "admin", None, plan)
+        principal = Principal(user.id, client.id, "admin", None, plan)
+        if listening:
+            await webhooks.create_subscription(
+                session,
+                principal,
+                SubscriptionCreate(
+                    name="bench", url="https://127.0.0.1/hook", eventTypes=[CONTACT_SCORED]
+                ),
+                server_secret="bench",
+                allow_private=True,
+            )
     ids = []
     started = time.process_time()
     for _ in range(jobs):
@@ -89,7 +105,7 @@ async def process_jobs(db: Database, jobs: int, size: int, rng: random.Random) -
     submitting = time.process_time() - started
     async with db.read() as session:
         messages = (await session.scalars(select(OutboxMessage))).all()
-    outbox = {m.payload["job_id"]: m.id for m in messages}
+    outbox = {m.payload["job_id"]: m.id for m in messages if "job_id" in m.payload}
     settings = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
     job_cpu = []
     clock = time.perf_counter()
