@@ -243,14 +243,20 @@ class Bearings(NamedTuple):
     # Whether a per-24-hour cap applies to it: only then do the calls reported to it count
     # (P174; most states have none).
     capped: bool
+    # Where the numbering plan puts it, and what that and the address settle under the rules:
+    # what ``assess`` starts from.
+    place: NumberPlace
+    where: _Where
 
 
 def bearings(
     e164: str, *, rules: Rules, state_province: str | None = None, time_zone: str | None = None
 ) -> Bearings:
-    """A number's ``Bearings`` for a contact at this address, as its verdict will find them."""
-    where = _where(rules, number_place(e164), state_province, time_zone)
-    return Bearings(where.zone_name, call_cap(where.applied) is not None)
+    """A number's ``Bearings`` for a contact at this address under ``rules``, as its verdict
+    finds them."""
+    place = number_place(e164)
+    where = _where(rules, place, state_province, time_zone)
+    return Bearings(where.zone_name, call_cap(where.applied) is not None, place, where)
 
 
 def assess(
@@ -263,16 +269,22 @@ def assess(
     line_type: str | None = None,
     recent_calls: Sequence[datetime] = (),
     call_counts: CallCounts | None = None,
+    found: Bearings | None = None,
 ) -> Verdict:
     """The verdict for the phone ``e164`` at ``now`` (aware), for a contact whose address
     gives ``state_province`` and ``time_zone``; ``recent_calls`` are the instants of calls
     reported to this number (those in the 24 hours before ``now`` count against caps);
     ``call_counts`` the client's calls to numbers like it, by local weekday and hour (a
-    ``CallTally``, as ``tally_calls`` gives, spares hashing them for every number)."""
+    ``CallTally``, as ``tally_calls`` gives, spares hashing them for every number);
+    ``found``, the number's ``bearings`` for this address under these rules when the caller
+    has them already."""
     now = now.astimezone(UTC)
-    place = number_place(e164)
-    where = _where(rules, place, state_province, time_zone)
-    capped = cap_lifts_at(where.applied, now, recent_calls) if recent_calls else None
+    if found is None:
+        found = bearings(e164, rules=rules, state_province=state_province, time_zone=time_zone)
+    place, where = found.place, found.where
+    capped = (
+        cap_lifts_at(where.applied, now, recent_calls) if recent_calls and found.capped else None
+    )
     if capped is not None and capped[0] > now:
         return _assess(place, where, now, rules, line_type, capped, call_counts)
     # Unless a cap holds it back, a number has the verdict of every number under the same
@@ -293,9 +305,9 @@ def assess(
     known = rules.memo.get(key)
     if isinstance(known, Verdict):
         return known
-    found = _assess(place, where, now, rules, line_type, None, call_counts)
-    _keep(rules, key, found)
-    return found
+    made = _assess(place, where, now, rules, line_type, None, call_counts)
+    _keep(rules, key, made)
+    return made
 
 
 def _assess(

@@ -268,8 +268,8 @@ async def with_verdicts(
             if group is None:
                 phones.append({**entry, **NO_VERDICT})
                 continue
-            line_type, (zone, _) = group
-            found = assess(
+            line_type, found = group
+            verdict = assess(
                 entry["number"],
                 now=at,
                 rules=rules,
@@ -277,9 +277,10 @@ async def with_verdicts(
                 time_zone=contact.time_zone,
                 line_type=entry.get("type"),
                 recent_calls=recent.get(entry["number"], ()),
-                call_counts=None if zone is None else counts.get((line_type, zone)),
+                call_counts=None if found.zone is None else counts.get((line_type, found.zone)),
+                found=found,
             )
-            phones.append({**entry, **present(found)})
+            phones.append({**entry, **present(verdict)})
         best = contact.best_phone
         if best is not None:
             best = best_phone(phones) or best
