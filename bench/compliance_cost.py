@@ -15,7 +15,7 @@ imports, the packaged files, the holidays calendars):
   the last 24 hours, and each line type has 60 reported calls by weekday and hour (learnt
   best hours, a ``CallTally`` as ``tally_calls`` gives). The numbers are read first with
   ``phones.analyse``, as the job's processing reads them; then what
-  ``jobs.callability.with_verdicts`` does for every phone (``number_zone``, ``assess``,
+  ``jobs.callability.with_verdicts`` does for every phone (``bearings``, ``assess``,
   ``present``), each time at an instant of its own (verdicts are worked out as a page or an
   event is shown), in four states of the process, in this order:
 
@@ -28,11 +28,17 @@ imports, the packaged files, the holidays calendars):
   - a new process: every cache empty (also what the rules' memo keeps: jurisdictions,
     windows, best hours).
 
+- in processing: a job of ``--contacts`` contacts of a client whose webhook listens to
+  job.contact.scored (the events written, not sent), each event's phones with their
+  verdicts as the service makes them (``callability.present_with_verdicts``: the engine and
+  its queries of reported calls and learnt counts), timed inside the job.
+
 Prints the CPU time per verdict, and the median of the ratios of each job's verdicts to the
 processing of the job measured just before them (pairs measured back to back move together
 with the speed of a shared machine); the bar, a ratio under 0.05, is judged for a process
 that has shown jobs before, as the processing it is compared with is not a process's first
-(the first jobs of a new process pay once for what every later one reuses).
+(the first jobs of a new process pay once for what every later one reuses). In processing,
+the verdicts' time against the rest of that job's processing, under the same bar.
 
     python bench/compliance_cost.py [--contacts 1000] [--repeats 5]
 """
@@ -50,8 +56,8 @@ import job_processing
 from dialscore.compliance import (
     CallTally,
     assess,
+    bearings,
     load_rules,
-    number_zone,
     present,
     verdict,
 )
@@ -125,9 +131,9 @@ def run(batch: list[dict[str, object]], now: datetime) -> tuple[float, int]:
         phones = contact["phones"]
         assert isinstance(phones, list)
         for number, line_type, recent in phones:
-            # As jobs.callability.with_verdicts: the zone picks the calls that teach best
-            # hours, then the verdict.
-            number_zone(number, state, None)
+            # As jobs.callability.with_verdicts: the bearings (the zone picks the calls that
+            # teach best hours), then the verdict.
+            found = bearings(number, rules=rules, state_province=state)
             present(
                 assess(
                     number,
@@ -137,6 +143,7 @@ def run(batch: list[dict[str, object]], now: datetime) -> tuple[float, int]:
                     line_type=line_type,
                     recent_calls=recent,
                     call_counts=counts,
+                    found=found,
                 )
             )
             verdicts += 1
@@ -198,7 +205,7 @@ class VerdictsTimer:
 async def measure(db: Database, size: int, repeats: int) -> list[Measured]:
     """``repeats`` rounds, each measured back to back: processing a job of ``size``
     contacts; the verdicts of as many contacts (``scenarios``); processing a job whose events
-    are listened to, with the verdicts and without them."""
+    are listened to, and the part of it its verdicts took."""
     rng = random.Random(1)
     # Imports, the packaged files, the holidays calendars, a first job's caches.
     await processing_cpu(db, size, rng, events=True)
