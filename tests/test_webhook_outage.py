@@ -48,8 +48,9 @@ OUTAGE = "webhook delivery rate cannot reach Redis"
 RECOVERY = "webhook delivery rate reaches Redis again; deliveries share it again"
 UNEXPECTED = "webhook delivery failed unexpectedly"
 NAMESPACE = "outage"
-# A bound on waits for what should happen within a second or two, for a loaded machine.
-PROMPTLY = 15.0
+# A bound on waits for what should happen within a second or two, wide for a machine under
+# the whole suite's load (a CI run at half speed once needed more than 15 s).
+PROMPTLY = 60.0
 
 
 class PauseClock:
