@@ -220,9 +220,9 @@ def pacing_on(clock: FakeClock, default: Pacing, options: dict[str, Any]) -> Pac
         default,
         **{
             "burst": 1000.0,  # pacing has its own tests; elsewhere it would only add waits
-            # Generous, so that a loaded machine does not turn an answer into a retry; the
-            # tests of slow answers set their own.
-            "timeout": 5.0,
+            # Generous, so that a loaded machine (answers held up for seconds have been seen)
+            # does not turn an answer into a retry; the tests of slow answers set their own.
+            "timeout": 30.0,
             "clock": clock,
             "sleep": clock.sleep,
             **chosen,
