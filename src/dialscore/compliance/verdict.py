@@ -123,13 +123,8 @@ def _week(
 def _where(
     rules: Rules, place: NumberPlace, state_province: str | None, time_zone: str | None
 ) -> _Where:
-    # Keyed by all it is worked out from besides the rules (each rules object has its own
-    # memo): the place (country, area code's state, zones) and the contact's address as
-    # given.
-    key = ("where", place, state_province, time_zone)
-    known = rules.memo.get(key)
-    if isinstance(known, _Where):
-        return known
+    """What ``place`` and a contact's address settle under ``rules`` (kept with the
+    ``Bearings`` made of it)."""
     contact_state = state_code(state_province) if place.country == "US" else None
     # Both states when the address and the area code differ: the stricter rules hold (P171).
     states = tuple(s for s in (contact_state, place.area_state) if s is not None)
@@ -137,9 +132,7 @@ def _where(
     zone_name = narrow_zone(place.zones, contact_state, time_zone)
     keys = tuple(a.key for a in applied)
     week, week_hours = _week(rules, applied, keys)
-    where = _Where(applied, keys, zone_name, zone_named(zone_name), week, week_hours)
-    _keep(rules, key, where)
-    return where
+    return _Where(applied, keys, zone_name, zone_named(zone_name), week, week_hours)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,8 +248,17 @@ def bearings(
     """A number's ``Bearings`` for a contact at this address under ``rules``, as its verdict
     finds them."""
     place = number_place(e164)
+    # Keyed by all they are worked out from besides the rules (each rules object has its own
+    # memo): the place (country, area code's state, zones) and the contact's address as
+    # given.
+    key = ("bearings", place, state_province, time_zone)
+    known = rules.memo.get(key)
+    if isinstance(known, Bearings):
+        return known
     where = _where(rules, place, state_province, time_zone)
-    return Bearings(where.zone_name, call_cap(where.applied) is not None, place, where)
+    found = Bearings(where.zone_name, call_cap(where.applied) is not None, place, where)
+    _keep(rules, key, found)
+    return found
 
 
 def assess(
