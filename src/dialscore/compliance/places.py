@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Final
+from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dialscore.phones import UNKNOWN_ZONE, NumberArea, number_area, zoned_by_area_code
@@ -61,9 +61,10 @@ def _plain(name: str) -> str:
     return " ".join(name.replace(".", " ").split()).lower()
 
 
-@dataclass(frozen=True, slots=True)
-class NumberPlace:
-    """What the numbering plan says about where a number is."""
+class NumberPlace(NamedTuple):
+    """What the numbering plan says about where a number is. A tuple: it is part of the key
+    every number's bearings are looked up by, and a tuple hashes in C, about four times
+    faster than a frozen dataclass's generated ``__hash__``."""
 
     # ISO 3166 country the rules are looked up by (US for its territories); None: not known.
     country: str | None
