@@ -16,7 +16,7 @@ imports, the packaged files, the holidays calendars):
   best hours, a ``CallTally`` as ``tally_calls`` gives). The numbers are read first with
   ``phones.analyse``, as the job's processing reads them; then what
   ``jobs.callability.with_verdicts`` does for every phone (``bearings``, ``assess``,
-  ``present``), each time at an instant of its own (verdicts are worked out as a page or an
+  ``written``), each time at an instant of its own (verdicts are worked out as a page or an
   event is shown), in four states of the process, in this order:
 
   - numbers never seen: the process has shown jobs of numbers of the same area codes
@@ -58,8 +58,8 @@ from dialscore.compliance import (
     assess,
     bearings,
     load_rules,
-    present,
     verdict,
+    written,
 )
 from dialscore.compliance.places import forget_places
 from dialscore.jobs import callability
@@ -134,7 +134,7 @@ def run(batch: list[dict[str, object]], now: datetime) -> tuple[float, int]:
             # As jobs.callability.with_verdicts: the bearings (the zone picks the calls that
             # teach best hours), then the verdict.
             found = bearings(number, rules=rules, state_province=state)
-            present(
+            written(
                 assess(
                     number,
                     now=now,

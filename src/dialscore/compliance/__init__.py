@@ -12,7 +12,14 @@ from dialscore.compliance.best_hours import (
 )
 from dialscore.compliance.places import number_zone
 from dialscore.compliance.rules import CallWindow, Rules, RulesError, load_rules
-from dialscore.compliance.verdict import Bearings, Verdict, assess, bearings, present
+from dialscore.compliance.verdict import (
+    Bearings,
+    Verdict,
+    assess,
+    bearings,
+    present,
+    written,
+)
 
 __all__ = [
     "LEARNING_PERIOD",
@@ -32,4 +39,5 @@ __all__ = [
     "prior_best_hours",
     "tally_calls",
     "tally_type",
+    "written",
 ]

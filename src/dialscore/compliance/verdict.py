@@ -426,6 +426,12 @@ def present(verdict: Verdict) -> dict[str, object]:
     """The verdict as a phone entry's fields (camelCase, JSON-ready): a new dict each time,
     whose window and best hours are shared by every phone that has them and are read, never
     changed (P207)."""
+    return dict(written(verdict))
+
+
+def written(verdict: Verdict) -> PhoneFields:
+    """The verdict as ``present`` writes it, read-only and shared: for merging into a new
+    phone entry without a copy of its own first."""
     fields = verdict.fields
     if fields is None:
         window = verdict.call_window
@@ -436,7 +442,7 @@ def present(verdict: Verdict) -> dict[str, object]:
             "nextCallableAt": _instant(verdict.next_callable_at),
             "bestCallHours": [hours_fields(each) for each in verdict.best_call_hours],
         }
-    return dict(fields)
+    return fields
 
 
 def forget(rules: Rules) -> None:

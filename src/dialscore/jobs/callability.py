@@ -21,8 +21,8 @@ from dialscore.compliance import (
     assess,
     bearings,
     load_rules,
-    present,
     tally_type,
+    written,
 )
 from dialscore.kit.clock import utcnow
 from dialscore.models import CallHourTally, CallOutcome
@@ -280,7 +280,7 @@ async def with_verdicts(
                 call_counts=None if found.zone is None else counts.get((line_type, found.zone)),
                 found=found,
             )
-            phones.append({**entry, **present(verdict)})
+            phones.append({**entry, **written(verdict)})
         best = contact.best_phone
         if best is not None:
             best = best_phone(phones) or best
