@@ -12,7 +12,15 @@ import pytest
 from phonenumbers import geocoder
 from phonenumbers import timezone as number_zones
 
-from dialscore.compliance import CallTally, assess, load_rules, places, present, tally_calls
+from dialscore.compliance import (
+    CallTally,
+    assess,
+    load_rules,
+    places,
+    present,
+    tally_calls,
+    written,
+)
 from dialscore.compliance.places import US_TERRITORIES, NumberPlace, state_code
 from dialscore.phones import UNKNOWN_ZONE, analyse
 
@@ -156,14 +164,14 @@ def test_an_instants_text_is_the_same_in_any_zone(offset: int) -> None:
     assert _instant(at + timedelta(seconds=1)) == "2026-11-28T13:00:08Z"
 
 
-def test_a_verdict_made_without_its_presented_forms_presents_the_same() -> None:
-    # present falls back to writing the window and best hours itself.
-    from dataclasses import replace
-
+def test_present_gives_a_new_dict_of_the_fields_written_once() -> None:
     rules = load_rules()
     made = assess("+13055550123", now=NOW, rules=rules, line_type="direct")
-    bare = replace(made, fields=None)
-    assert bare == made and present(bare) == present(made)
+    first, second = present(made), present(made)
+    # A new dict each time, equal to the one written with the verdict, which is shared.
+    assert first == second == written(made)
+    assert first is not second and first is not written(made)
+    assert written(made) is written(made)
     assert present(made)["callWindow"] == {
         "start": "08:00",
         "end": "20:00",
