@@ -282,7 +282,9 @@ async def with_verdicts(
             )
             phones.append({**entry, **written(verdict)})
         best = contact.best_phone
-        if best is not None:
+        # A verdict only breaks ties between numbers (D17): a contact's only number stays its
+        # best.
+        if best is not None and len(phones) > 1:
             best = best_phone(phones) or best
         answer.append(WithVerdicts(phones, best))
     return answer
