@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator
@@ -10,6 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from sqlalchemy import BigInteger, DateTime, Table, event
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -179,13 +181,27 @@ def configure_sqlite(engine: Any) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def json_text(value: Any) -> str:
+    """What a JSON column holds, written by orjson: the events and contacts written in bulk are
+    most of what a job writes, and orjson encodes them several times faster than the
+    standard library. Keys that are not strings are written as strings, as ``json`` does;
+    a float that is not finite is written as null (JSON has no NaN). What orjson refuses and
+    the standard library writes (an integer beyond 64 bits, nesting deeper than 254 levels:
+    a client's own fields may hold either) is written by the standard library. Columns are
+    read with the standard library, which reads whatever either wrote."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value)
+
+
 class Database:
     """One engine and two session factories: ``write`` for units of work, ``read`` for reads."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self.url = url
         self.is_sqlite = make_url(url).get_backend_name() == "sqlite"
-        kwargs: dict[str, Any] = {"echo": echo}
+        kwargs: dict[str, Any] = {"echo": echo, "json_serializer": json_text}
         if self.is_sqlite:
             kwargs.update(connect_args={"factory": ClosingConnection})
         else:
