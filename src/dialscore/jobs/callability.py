@@ -60,9 +60,12 @@ def rules_in_force(path: str | None) -> Rules:
 
 
 def verdict_now() -> datetime:
-    """The instant verdicts are worked out for: the clock's now (``utcnow`` here is what a
-    test replaces to fix it)."""
-    return utcnow()
+    """The instant verdicts are worked out for: the clock's now to the second, as
+    ``nextCallableAt`` is written (``utcnow`` here is what a test replaces to fix it). The
+    batches of a job's events made within one second then share their verdicts; and as
+    windows open and caps lift no earlier than the second they are in, a verdict of the
+    second's start never calls a number callable a moment too early."""
+    return utcnow().replace(microsecond=0)
 
 
 @dataclass(frozen=True, slots=True)
