@@ -220,3 +220,35 @@ async def test_a_job_taken_over_from_a_dead_worker_is_logged_at_warning(
     assert entry["job_id"] == job_id
     assert datetime.fromisoformat(entry["lease_ran_out_at"]) == ran_out
     assert entry["contacts_done"] == 0
+
+
+async def test_a_renewal_after_the_job_ended_under_its_lease_is_no_loss(
+    settings: Settings,
+) -> None:
+    """A heartbeat waiting for the lease's lock while the job's last write finalises it (and
+    clears the lease) finds nothing to renew; it is not a lease lost. A lease another worker
+    holds still is."""
+    from dialscore.jobs.lease import JobLease
+
+    job_id, _ = await enrichment_job(settings, 1)
+    db = Database(settings.resolved_database_url)
+    token = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
+    try:
+        lease = JobLease(db, job_id, token=token, length=LEASE)
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(Job)
+                .where(Job.id == job_id)
+                .values(status="Processing", lease_until=token + timedelta(minutes=5))
+            )
+        with pytest.raises(LeaseLost):
+            await lease.renew()
+        async with db.unit_of_work() as session:
+            await session.execute(
+                update(Job).where(Job.id == job_id).values(status="Finalized", lease_until=None)
+            )
+        await lease.renew()
+        job = await job_row(db, job_id)
+    finally:
+        await db.dispose()
+    assert (job.status, job.lease_until) == ("Finalized", None)

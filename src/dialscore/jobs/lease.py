@@ -53,6 +53,11 @@ class JobLease:
             until = self.clock() + self.length
             async with self.db.unit_of_work() as session:
                 if not await repo.renew_lease(session, self.job_id, held=self.token, until=until):
+                    if await repo.job_ended(session, self.job_id):
+                        # Finished (its lease cleared) while this renewal waited for the
+                        # lock: nothing is left to renew. Had another worker finished it, this
+                        # one's next write would still find it lost.
+                        return
                     raise await self._lost(session)
             # Only once committed: a renewal rolled back left the old token in place.
             self.token = until

@@ -234,6 +234,12 @@ async def record_progress(
     )
 
 
+async def job_ended(session: AsyncSession, job_id: str) -> bool:
+    """Whether the job exists and is no longer being processed (a terminal state)."""
+    status = await session.scalar(select(Job.status).where(Job.id == job_id))
+    return status is not None and status not in ACTIVE_STATES
+
+
 async def finalize(session: AsyncSession, job_id: str, *, status: str, now: datetime) -> bool:
     """Moves a processing job to its terminal state; True only for the call that did it."""
     result = await session.execute(
