@@ -43,7 +43,8 @@ _TOTAL = re.compile(r"I\s+refs:\s+([\d,]+)")
 def run_child(mode: str, contacts: int, jobs: int) -> None:
     """The measured process: ``jobs`` jobs after a first, as ``mode`` says."""
     import job_processing
-    from dialscore.jobs import callability, processing
+    from compliance_cost import NoVerdicts
+    from dialscore.jobs import processing
 
     settings_of = processing.ProcessingSettings
 
@@ -55,17 +56,16 @@ def run_child(mode: str, contacts: int, jobs: int) -> None:
     async def skip(*_: Any, **__: Any) -> None:
         return None
 
-    async def plain(*_: Any, presented: list[dict[str, Any]], **__: Any) -> list[dict[str, Any]]:
-        return presented
-
     async def work(db: Any) -> None:
         rng = random.Random(1)
         await job_processing.process_jobs(db, 1, contacts, rng, listening=True)
         if mode == "submit":
             processing.process_job = skip  # type: ignore[assignment]
-        elif mode == "plain":
-            callability.present_with_verdicts = plain
-        await job_processing.process_jobs(db, jobs, contacts, rng, listening=True)
+        if mode == "plain":
+            with NoVerdicts():
+                await job_processing.process_jobs(db, jobs, contacts, rng, listening=True)
+        else:
+            await job_processing.process_jobs(db, jobs, contacts, rng, listening=True)
 
     job_processing.on_fresh_database(work)
 
