@@ -116,6 +116,30 @@ async def test_three_calls_in_24_hours_in_florida_hold_the_number_until_the_olde
     assert entry["nextCallableAt"] == (oldest + timedelta(hours=24)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+async def test_a_capped_number_shares_no_verdict_with_its_neighbours_shown_with_it(
+    api: httpx.AsyncClient, app: FastAPI, tenant: Tenant, clock: list[datetime]
+) -> None:
+    # Numbers of one block and contacts at one address have one verdict, worked out once for
+    # all of them, except a number whose own calls reach the cap: shown before, between and
+    # after it, its neighbours stay callable.
+    neighbours = ["+13054719863", "+13054719864"]
+    people = [contact(phone=neighbours[0]), contact(phone=MIAMI), contact(phone=neighbours[1])]
+    job_id = await scored_job(api, app, tenant, people)
+    calls = [
+        {"number": MIAMI, "outcome": "no_answer", "calledAt": at.isoformat()}
+        for at in (AFTERNOON - timedelta(hours=hours) for hours in (1, 2, 3))
+    ]
+    answer = await api.post(f"{V2}/calls", json={"calls": calls}, headers=tenant.headers)
+    assert answer.status_code == 200, answer.text
+
+    shown = await contacts_of(api, tenant, job_id)
+    assert phone(shown, MIAMI)["callableNow"] is False
+    for number in neighbours:
+        entry = phone(shown, number)
+        assert entry["callableNow"] is True, number
+        assert entry["nextCallableAt"] == "2026-06-16T18:00:00Z"
+
+
 async def test_an_ambiguous_toll_free_number_is_narrowed_by_the_contacts_state(
     api: httpx.AsyncClient, app: FastAPI, tenant: Tenant, clock: list[datetime]
 ) -> None:

@@ -14,6 +14,7 @@ from dialscore.compliance.places import number_zone
 from dialscore.compliance.rules import CallWindow, Rules, RulesError, load_rules
 from dialscore.compliance.verdict import (
     Bearings,
+    PhoneFields,
     Verdict,
     assess,
     bearings,
@@ -27,6 +28,7 @@ __all__ = [
     "BestHours",
     "CallTally",
     "CallWindow",
+    "PhoneFields",
     "Rules",
     "RulesError",
     "Verdict",

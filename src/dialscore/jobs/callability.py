@@ -17,6 +17,7 @@ from dialscore.compliance import (
     LEARNING_PERIOD,
     Bearings,
     CallTally,
+    PhoneFields,
     Rules,
     assess,
     bearings,
@@ -264,6 +265,10 @@ async def with_verdicts(
         counts = await learnt.counts(session, at)
     else:
         counts = await _learnt_for(session, client_id, groups_of, at)
+    # The verdicts of this call by the bearings, line type and learnt counts they were worked
+    # out from (by identity: each is one object for as long as this call holds it), for the
+    # numbers no cap holds back: every other number with the same ones has the same verdict.
+    shared: dict[tuple[int, object, int], PhoneFields] = {}
     answer: list[WithVerdicts] = []
     for contact, row in zip(contacts, groups_of, strict=True):
         phones: list[dict[str, Any]] = []
@@ -272,18 +277,27 @@ async def with_verdicts(
                 phones.append({**entry, **NO_VERDICT})
                 continue
             line_type, found = group
-            verdict = assess(
-                entry["number"],
-                now=at,
-                rules=rules,
-                state_province=contact.state_province,
-                time_zone=contact.time_zone,
-                line_type=entry.get("type"),
-                recent_calls=recent.get(entry["number"], ()),
-                call_counts=None if found.zone is None else counts.get((line_type, found.zone)),
-                found=found,
-            )
-            phones.append({**entry, **written(verdict)})
+            calls = recent.get(entry["number"], ()) if found.capped else ()
+            tally = None if found.zone is None else counts.get((line_type, found.zone))
+            key = (id(found), entry.get("type"), id(tally))
+            fields = None if calls else shared.get(key)
+            if fields is None:
+                fields = written(
+                    assess(
+                        entry["number"],
+                        now=at,
+                        rules=rules,
+                        state_province=contact.state_province,
+                        time_zone=contact.time_zone,
+                        line_type=entry.get("type"),
+                        recent_calls=calls,
+                        call_counts=tally,
+                        found=found,
+                    )
+                )
+                if not calls:
+                    shared[key] = fields
+            phones.append({**entry, **fields})
         best = contact.best_phone
         # A verdict only breaks ties between numbers (D17): a contact's only number stays its
         # best.
