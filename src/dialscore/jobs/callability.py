@@ -299,9 +299,9 @@ async def with_verdicts(
                     shared[key] = fields
             phones.append({**entry, **fields})
         best = contact.best_phone
-        # A verdict only breaks ties between numbers (D17): a contact's only number stays its
-        # best.
-        if best is not None and len(phones) > 1:
+        # A verdict only breaks ties between numbers (D17), by whether they are callable now:
+        # the best phone changes only when some of the contact's numbers are and some not.
+        if best is not None and len({entry["callableNow"] is True for entry in phones}) > 1:
             best = best_phone(phones) or best
         answer.append(WithVerdicts(phones, best))
     return answer
