@@ -327,13 +327,16 @@ async def present_with_verdicts(
     session: AsyncSession,
     *,
     client_id: str,
-    presented: Sequence[dict[str, Any]],
+    presented: list[dict[str, Any]],
     rules: Rules,
     now: datetime | None = None,
     learnt: JobLearnt | None = None,
 ) -> list[dict[str, Any]]:
-    """Presented version 2 contacts (``present_contact``) with the verdicts merged into their
-    ``phones`` and their ``bestPhone`` recomputed; new dicts, the ones given are unchanged."""
+    """Presented version 2 contacts (``present_contact``, made for this showing) with the
+    verdicts merged into their ``phones`` and their ``bestPhone`` recomputed: the contacts
+    given, each with a new list of new phone entries (the entries given, which may be a
+    stored contact's, are unchanged). A contact is a dict of about a hundred keys: changed
+    in place, it is not copied (a sixth of this function's time)."""
     merged = await with_verdicts(
         session,
         client_id=client_id,
@@ -342,7 +345,7 @@ async def present_with_verdicts(
         now=now,
         learnt=learnt,
     )
-    return [
-        {**contact, "phones": done.phones, "bestPhone": done.best_phone}
-        for contact, done in zip(presented, merged, strict=True)
-    ]
+    for contact, done in zip(presented, merged, strict=True):
+        contact["phones"] = done.phones
+        contact["bestPhone"] = done.best_phone
+    return presented
