@@ -265,10 +265,11 @@ async def with_verdicts(
         counts = await learnt.counts(session, at)
     else:
         counts = await _learnt_for(session, client_id, groups_of, at)
-    # The verdicts of this call by the bearings, line type and learnt counts they were worked
-    # out from (by identity: each is one object for as long as this call holds it), for the
-    # numbers no cap holds back: every other number with the same ones has the same verdict.
-    shared: dict[tuple[int, object, int], PhoneFields] = {}
+    # The verdicts of this call by the bearings (by identity: each is one object for as long
+    # as this call holds it) and line type they were worked out from, for the numbers no cap
+    # holds back: every other number with the same ones has the same verdict (the learnt
+    # counts it was given follow from them).
+    shared: dict[tuple[int, object], PhoneFields] = {}
     answer: list[WithVerdicts] = []
     for contact, row in zip(contacts, groups_of, strict=True):
         phones: list[dict[str, Any]] = []
@@ -278,10 +279,10 @@ async def with_verdicts(
                 continue
             line_type, found = group
             calls = recent.get(entry["number"], ()) if found.capped else ()
-            tally = None if found.zone is None else counts.get((line_type, found.zone))
-            key = (id(found), entry.get("type"), id(tally))
+            key = (id(found), entry.get("type"))
             fields = None if calls else shared.get(key)
             if fields is None:
+                tally = None if found.zone is None else counts.get((line_type, found.zone))
                 fields = written(
                     assess(
                         entry["number"],
