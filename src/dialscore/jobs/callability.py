@@ -229,19 +229,16 @@ async def with_verdicts(
     time zone teach the best hours (P194), read for these contacts, or the job's ``learnt``
     when given (P209). The entries given are not changed."""
     at = verdict_now() if now is None else now
-    # First, each phone's line type, with what its verdict will find: its zone (as the
-    # contact's address narrows it, P171), which picks the calls that teach its best hours,
-    # and whether a per-24-hour cap applies to it; None for a phone without a valid number.
-    groups_of: list[list[tuple[str, Bearings] | None]] = [
+    # First, what each phone's verdict will find: its zone (as the contact's address narrows
+    # it, P171), which with its line type picks the calls that teach its best hours, and
+    # whether a per-24-hour cap applies to it; None for a phone without a valid number.
+    groups_of: list[list[Bearings | None]] = [
         [
-            (
-                tally_type(entry),
-                bearings(
-                    number,
-                    rules=rules,
-                    state_province=contact.state_province,
-                    time_zone=contact.time_zone,
-                ),
+            bearings(
+                number,
+                rules=rules,
+                state_province=contact.state_province,
+                time_zone=contact.time_zone,
             )
             if isinstance(number := entry.get("number"), str) and _E164.fullmatch(number)
             else None
@@ -255,7 +252,7 @@ async def with_verdicts(
             entry["number"]
             for contact, row in zip(contacts, groups_of, strict=True)
             for entry, group in zip(contact.phones, row, strict=True)
-            if group is not None and group[1].capped
+            if group is not None and group.capped
         }
     )
     recent = await _recent_calls(session, client_id, capped, at - CAP_PERIOD, at) if capped else {}
@@ -264,7 +261,7 @@ async def with_verdicts(
     if learnt is not None:
         counts = await learnt.counts(session, at)
     else:
-        counts = await _learnt_for(session, client_id, groups_of, at)
+        counts = await _learnt_for(session, client_id, contacts, groups_of, at)
     # The verdicts of this call by the bearings (by identity: each is one object for as long
     # as this call holds it) and line type they were worked out from, for the numbers no cap
     # holds back: every other number with the same ones has the same verdict (the learnt
@@ -273,16 +270,16 @@ async def with_verdicts(
     answer: list[WithVerdicts] = []
     for contact, row in zip(contacts, groups_of, strict=True):
         phones: list[dict[str, Any]] = []
-        for entry, group in zip(contact.phones, row, strict=True):
-            if group is None:
+        for entry, found in zip(contact.phones, row, strict=True):
+            if found is None:
                 phones.append({**entry, **NO_VERDICT})
                 continue
-            line_type, found = group
             calls = recent.get(entry["number"], ()) if found.capped else ()
             key = (id(found), entry.get("type"))
             fields = None if calls else shared.get(key)
             if fields is None:
-                tally = None if found.zone is None else counts.get((line_type, found.zone))
+                zone = found.zone
+                tally = None if zone is None else counts.get((tally_type(entry), zone))
                 fields = written(
                     assess(
                         entry["number"],
@@ -311,15 +308,17 @@ async def with_verdicts(
 async def _learnt_for(
     session: AsyncSession,
     client_id: str,
-    groups_of: list[list[tuple[str, Bearings] | None]],
+    contacts: Sequence[Shown],
+    groups_of: list[list[Bearings | None]],
     at: datetime,
 ) -> dict[tuple[str, str], CallTally]:
-    """The learnt counts of the (line type, zone) groups of these phones."""
+    """The learnt counts of the (line type, zone) groups of these contacts' phones (with
+    their bearings, ``groups_of``)."""
     groups = {
-        (line_type, found.zone)
-        for row in groups_of
-        for line_type, found in filter(None, row)
-        if found.zone is not None
+        (tally_type(entry), found.zone)
+        for contact, row in zip(contacts, groups_of, strict=True)
+        for entry, found in zip(contact.phones, row, strict=True)
+        if found is not None and found.zone is not None
     }
     return await _learnt(session, client_id, groups, at - LEARNING_PERIOD) if groups else {}
 
