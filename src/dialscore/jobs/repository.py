@@ -65,8 +65,11 @@ def add_job(session: AsyncSession, job: Job) -> None:
 
 
 async def insert_contacts(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Inserts contact rows (column names to values) in one statement, into the table rather
+    than through the mapped class: the rows need none of the ORM's bookkeeping for each,
+    which was 5 % of a 1000-contact submission's instructions."""
     if rows:
-        await session.execute(insert(Contact), rows)
+        await session.execute(insert(table_of(Contact)), rows)
 
 
 async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: datetime) -> bool:
