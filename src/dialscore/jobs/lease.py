@@ -41,8 +41,9 @@ class JobLease:
         self.clock = clock
         self._lock = asyncio.Lock()
 
-    async def _lost(self, session: AsyncSession) -> LeaseLost:
-        if not await repo.job_exists(session, self.job_id):
+    def _lost(self, status: str | None) -> LeaseLost:
+        """Why the lease is not this worker's, from the job's ``status`` (None: no job)."""
+        if status is None:
             # Erased while it ran (P133): what it was writing is not wanted any more.
             return LeaseLost(f"job {self.job_id} was erased while it ran")
         return LeaseLost(f"job {self.job_id} was taken over: its lease ran out")
@@ -53,12 +54,13 @@ class JobLease:
             until = self.clock() + self.length
             async with self.db.unit_of_work() as session:
                 if not await repo.renew_lease(session, self.job_id, held=self.token, until=until):
-                    if await repo.job_ended(session, self.job_id):
+                    status = await repo.job_status(session, self.job_id)
+                    if status is not None and status not in repo.ACTIVE_STATES:
                         # Finished (its lease cleared) while this renewal waited for the
                         # lock: nothing is left to renew. Had another worker finished it, this
                         # one's next write would still find it lost.
                         return
-                    raise await self._lost(session)
+                    raise self._lost(status)
             # Only once committed: a renewal rolled back left the old token in place.
             self.token = until
 
@@ -69,7 +71,7 @@ class JobLease:
         erased."""
         async with self._lock, self.db.unit_of_work() as session:
             if not await repo.holds_lease(session, self.job_id, held=self.token):
-                raise await self._lost(session)
+                raise self._lost(await repo.job_status(session, self.job_id))
             yield session
 
     async def release(self) -> None:

@@ -129,8 +129,10 @@ async def release_lease(session: AsyncSession, job_id: str, *, held: datetime) -
     )
 
 
-async def job_exists(session: AsyncSession, job_id: str) -> bool:
-    return (await session.scalar(select(Job.id).where(Job.id == job_id))) is not None
+async def job_status(session: AsyncSession, job_id: str) -> str | None:
+    """The job's status; None when there is no such job (erased)."""
+    status: str | None = await session.scalar(select(Job.status).where(Job.id == job_id))
+    return status
 
 
 # -- erasing a job (P132) -----------------------------------------------------------------------
@@ -235,12 +237,6 @@ async def record_progress(
             updated_at=now,
         )
     )
-
-
-async def job_ended(session: AsyncSession, job_id: str) -> bool:
-    """Whether the job exists and is no longer being processed (a terminal state)."""
-    status = await session.scalar(select(Job.status).where(Job.id == job_id))
-    return status is not None and status not in ACTIVE_STATES
 
 
 async def finalize(session: AsyncSession, job_id: str, *, status: str, now: datetime) -> bool:
