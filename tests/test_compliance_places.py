@@ -171,7 +171,9 @@ def test_present_gives_a_new_dict_of_the_fields_written_once() -> None:
     # A new dict each time, equal to the one written with the verdict, which is shared.
     assert first == second == written(made)
     assert first is not second and first is not written(made)
-    assert written(made) is written(made)
+    # Written once: the same number at the same instant has the very fields again.
+    again = assess("+13055550123", now=NOW, rules=rules, line_type="direct")
+    assert written(again) is written(made)
     assert present(made)["callWindow"] == {
         "start": "08:00",
         "end": "20:00",
