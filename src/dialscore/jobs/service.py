@@ -137,6 +137,16 @@ async def create_job(
         created_at=now,
         updated_at=now,
     )
+
+    def rows() -> list[dict[str, Any]]:
+        return [_contact_row(job, i, c, now) for i, c in enumerate(contacts, start=1)]
+
+    # The rows are built before the first write, the charge: on SQLite that write takes the
+    # database's one write lock for the rest of the transaction, and building 1000 rows
+    # (keys, unscored phones, ids) would hold it from the worker and other requests (P210).
+    # A job from a large uploaded file: its rows take seconds to build, so they are built
+    # off the event loop and written a batch at a time, letting other requests run.
+    built = rows() if len(contacts) <= INSERT_BATCH else await asyncio.to_thread(rows)
     remaining = await accounts.charge(
         session,
         client_id=principal.client_id,
@@ -148,18 +158,8 @@ async def create_job(
     )
     repo.add_job(session, job)
     await session.flush()
-
-    def rows() -> list[dict[str, Any]]:
-        return [_contact_row(job, i, c, now) for i, c in enumerate(contacts, start=1)]
-
-    if len(contacts) <= INSERT_BATCH:
-        await repo.insert_contacts(session, rows())
-    else:
-        # A job from a large uploaded file: its rows take seconds to build, so they are built
-        # off the event loop and written a batch at a time, letting other requests run.
-        built = await asyncio.to_thread(rows)
-        for start in range(0, len(built), INSERT_BATCH):
-            await repo.insert_contacts(session, built[start : start + INSERT_BATCH])
+    for start in range(0, len(built), INSERT_BATCH):
+        await repo.insert_contacts(session, built[start : start + INSERT_BATCH])
     outbox.enqueue(session, PROCESS_JOB, {"job_id": job.id})
     metrics.observe_submission(job_type, source, total=total, accepted=len(contacts))
     return OpenedJob(job.id, cost, remaining, units, len(contacts))
