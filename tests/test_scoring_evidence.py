@@ -74,7 +74,7 @@ async def scores_of(
 
 async def index(db: Database, client_id: str, items: Sequence[service.ScoringItem]) -> None:
     async with db.unit_of_work() as session:
-        await service.index_numbers(session, client_id, items)
+        await service.index_numbers(session, service.carried_numbers(client_id, items))
 
 
 def by_number(score: ContactScore) -> dict[str, dict[str, Any]]:

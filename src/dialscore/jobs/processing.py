@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 import structlog
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.compliance import Rules
 from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource
@@ -102,6 +103,25 @@ def _apply(contacts: Sequence[ContactRow], results: list[dict[str, Any]]) -> lis
     ]
 
 
+async def _present_events(
+    session: AsyncSession,
+    job: Job,
+    scored: Sequence[ContactRow],
+    *,
+    rules: Rules,
+    learnt: callability.JobLearnt,
+) -> list[dict[str, Any]]:
+    """The scored contacts as their job.contact.scored events show them, each phone with its
+    call verdict as of the event's making (P177)."""
+    return await callability.present_with_verdicts(
+        session,
+        client_id=job.client_id,
+        presented=[present_contact(c) for c in scored],
+        rules=rules,
+        learnt=learnt,
+    )
+
+
 async def _score_and_save(
     lease: JobLease,
     job: Job,
@@ -118,7 +138,11 @@ async def _score_and_save(
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
     none for) and saves them with their events and the job's progress, in one transaction
     that commits only while the job is still this worker's; the events written. ``parsed``
-    holds the contacts' own numbers, read once for the job."""
+    holds the contacts' own numbers, read once for the job.
+
+    The evidence is read, the contacts scored and their events made in a read transaction;
+    the write transaction holds only the writes (P210): on SQLite it holds the database's one
+    write lock, which a submission waits for meanwhile."""
     found = enriched_batch.found
     core = job.scoring_type == "core"
     items = [
@@ -140,7 +164,7 @@ async def _score_and_save(
         items,
         {c.id: c.unmapped_fields for c, e in zip(batch, found, strict=True) if e is not None},
     )
-    async with lease.holding() as session:
+    async with lease.db.read() as session:
         now = utcnow()
         scores = iter(
             await scoring.score_items(
@@ -161,25 +185,29 @@ async def _score_and_save(
             else _scored(contact, next(scores), enriched, now)
             for contact, enriched in zip(batch, found, strict=True)
         ]
+        scored = _apply(batch, results)
+        # Presented, and the verdicts worked out, only when someone listens.
+        presented = None
+        if scored and await webhooks.listened_to(
+            session, user_id=job.user_id, event_type=CONTACT_SCORED
+        ):
+            presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
+    async with lease.holding() as session:
         await repo.save_contact_results(session, results)
         await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
         await rnd_record.record_queries(
             session, client_id=job.client_id, job_id=job.id, checks=checks, asked_at=asked_at
         )
-        scored = _apply(batch, results)
-        # The events, each phone with its call verdict as of the event's making (P177):
-        # presented, and the verdicts worked out, only when someone listens.
-        emitted = 0
-        if scored and await webhooks.listened_to(
-            session, user_id=job.user_id, event_type=CONTACT_SCORED
+        if (
+            scored
+            and presented is None
+            and await webhooks.listened_to(session, user_id=job.user_id, event_type=CONTACT_SCORED)
         ):
-            presented = await callability.present_with_verdicts(
-                session,
-                client_id=job.client_id,
-                presented=[present_contact(c) for c in scored],
-                rules=rules,
-                learnt=learnt,
-            )
+            # A subscription made since the read: its events are made here.
+            presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
+        emitted = 0
+        if presented:
+            # One delivery per event and subscription listening now (emit asks again).
             emitted = await webhooks.emit(
                 session,
                 user_id=job.user_id,
@@ -320,10 +348,13 @@ async def _process(
     learnt = callability.JobLearnt(job.client_id)
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
-    async with lease.holding() as session:
+    # They are read, parsed and keyed before the transaction that writes them (P210).
+    async with db.read() as session:
         pending = await repo.pending_contact_fields(session, job_id)
-        parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
-        await scoring.index_numbers(session, job.client_id, list(parsed.values()))
+    parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
+    carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
+    async with lease.holding() as session:
+        await scoring.index_numbers(session, carried)
     # The client's own calls scale the line types' rates, once for the whole job (P90).
     async with db.read() as session:
         rate_scale = await rate_scales.of(session, job.client_id, now=utcnow().timestamp())

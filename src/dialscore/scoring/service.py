@@ -100,11 +100,11 @@ def item(
     return ScoringItem(contact_id, fields, parse_contact_phones(dict(fields), enriched))
 
 
-async def index_numbers(
-    session: AsyncSession, client_id: str, items: Sequence[ScoringItem]
-) -> None:
-    """Records the numbers the contacts carry, for switchboard evidence (idempotent)."""
-    rows = []
+def carried_numbers(client_id: str, items: Sequence[ScoringItem]) -> list[dict[str, Any]]:
+    """The rows ``index_numbers`` records for these contacts: each number a contact carries,
+    with its company and person keys. Pure, so that a job works them out before the
+    transaction that writes them (P210)."""
+    rows: list[dict[str, Any]] = []
     for it in items:
         numbers = dict.fromkeys(p.e164 for p in it.phones if p.e164 is not None)
         if not numbers:
@@ -120,6 +120,12 @@ async def index_numbers(
             }
             for number in numbers
         ]
+    return rows
+
+
+async def index_numbers(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
+    """Records the numbers contacts carry (``carried_numbers``), for switchboard evidence
+    (idempotent)."""
     await repo.index_contact_numbers(session, rows)
 
 
