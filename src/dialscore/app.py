@@ -225,7 +225,7 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         if run_worker:
             from dialscore.worker.runtime import BackgroundWorker
 
-            background = BackgroundWorker(settings, db, wakers)
+            background = BackgroundWorker(settings, db, wakers, foreground=state.foreground)
             state.extras["worker"] = background
             await background.start()
         try:

@@ -33,6 +33,7 @@ from dialscore.kit import metrics
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
+from dialscore.kit.foreground import never_wait
 from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
 from dialscore.models import Job
 from dialscore.outbox import messages as outbox
@@ -134,6 +135,7 @@ async def _score_and_save(
     reassigned: ReassignedNumbers | None,
     rules: Rules,
     learnt: callability.JobLearnt,
+    give_way: Callable[[], Awaitable[float]],
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
     none for) and saves them with their events and the job's progress, in one transaction
@@ -142,7 +144,8 @@ async def _score_and_save(
 
     The evidence is read, the contacts scored and their events made in a read transaction;
     the write transaction holds only the writes (P210): on SQLite it holds the database's one
-    write lock, which a submission waits for meanwhile."""
+    write lock, which a submission waits for meanwhile. Each step first gives way to the
+    requests the process serves (P211)."""
     found = enriched_batch.found
     core = job.scoring_type == "core"
     items = [
@@ -164,6 +167,7 @@ async def _score_and_save(
         items,
         {c.id: c.unmapped_fields for c, e in zip(batch, found, strict=True) if e is not None},
     )
+    await give_way()
     async with lease.db.read() as session:
         now = utcnow()
         scores = iter(
@@ -192,6 +196,7 @@ async def _score_and_save(
             session, user_id=job.user_id, event_type=CONTACT_SCORED
         ):
             presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
+    await give_way()
     async with lease.holding() as session:
         await repo.save_contact_results(session, results)
         await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
@@ -260,6 +265,7 @@ async def process_job(
     on_events: Callable[[], None] | None = None,
     should_stop: Callable[[], bool] = _never,
     rate_scales: scoring.RateScales | None = None,
+    give_way: Callable[[], Awaitable[float]] = never_wait,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
 
@@ -271,8 +277,9 @@ async def process_job(
     is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
     that another worker took the job over. ``rate_scales`` keeps the clients' rate scales
     between jobs (without it, the job measures its client's). ``sources`` is the waterfall,
-    or what makes the job's client's. Returns the terminal status set by this call, if
-    any."""
+    or what makes the job's client's. ``give_way`` is awaited before each write and each
+    batch's read: the wait for the requests the process serves (P211). Returns the
+    terminal status set by this call, if any."""
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
@@ -311,6 +318,7 @@ async def process_job(
         on_events=on_events,
         should_stop=should_stop,
         rate_scales=rate_scales or scoring.RateScales(),
+        give_way=give_way,
     )
     try:
         return await keep_alive(
@@ -342,6 +350,7 @@ async def _process(
     on_events: Callable[[], None] | None,
     should_stop: Callable[[], bool],
     rate_scales: scoring.RateScales,
+    give_way: Callable[[], Awaitable[float]],
 ) -> str | None:
     db, job_id = lease.db, job.id
     rules = callability.rules_in_force(settings.compliance_rules)
@@ -353,6 +362,7 @@ async def _process(
         pending = await repo.pending_contact_fields(session, job_id)
     parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
     carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
+    await give_way()
     async with lease.holding() as session:
         await scoring.index_numbers(session, carried)
     # The client's own calls scale the line types' rates, once for the whole job (P90).
@@ -386,6 +396,7 @@ async def _process(
                 reassigned=reassigned,
                 rules=rules,
                 learnt=learnt,
+                give_way=give_way,
             )
             if emitted and on_events is not None:
                 on_events()

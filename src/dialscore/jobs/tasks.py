@@ -20,7 +20,7 @@ class JobContext(Protocol):
     """What a task of jobs uses, given by the worker that runs it: the settings, a database
     for the worker's event loop, the enrichment sources, the verification providers and the
     Reassigned Numbers Database query, the process's wakers, the clients' rate scales it
-    keeps, and whether the process is stopping."""
+    keeps, whether the process is stopping, and the wait for the requests it serves."""
 
     @property
     def settings(self) -> Settings: ...
@@ -47,6 +47,11 @@ class JobContext(Protocol):
     @property
     def stopping(self) -> bool: ...
 
+    @property
+    def give_way(self) -> Callable[[], Awaitable[float]]:
+        """Waits while the process serves requests (P211)."""
+        ...
+
 
 async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> None:
     settings = context.settings
@@ -67,6 +72,7 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         # A job stops after its batch when the process stops, and another worker goes on.
         should_stop=lambda: context.stopping,
         rate_scales=context.rate_scales,
+        give_way=context.give_way,
     )
 
 

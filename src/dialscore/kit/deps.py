@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.config import Settings
 from dialscore.kit.db import Database
+from dialscore.kit.foreground import Foreground
 from dialscore.kit.wakers import Wakers
 
 
@@ -20,6 +21,9 @@ class AppState:
     db: Database
     # The process's background loops, which endpoints wake after writing work for them.
     wakers: Wakers = field(default_factory=Wakers)
+    # The requests being served with a unit of work, which a worker of this process gives
+    # way to (P211).
+    foreground: Foreground = field(default_factory=Foreground)
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -29,9 +33,12 @@ def get_state(request: Request) -> AppState:
 
 
 async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """A session for a unit of work; the endpoint commits it, anything else rolls back."""
-    async with get_state(request).db.write() as session:
-        yield session
+    """A session for a unit of work; the endpoint commits it, anything else rolls back. The
+    request counts as served meanwhile (P211)."""
+    state = get_state(request)
+    with state.foreground.serving():
+        async with state.db.write() as session:
+            yield session
 
 
 async def read_session(request: Request) -> AsyncIterator[AsyncSession]:

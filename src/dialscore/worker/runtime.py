@@ -23,6 +23,7 @@ from dialscore.jobs.callability import rules_in_force
 from dialscore.jobs.tasks import TASKS
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
+from dialscore.kit.foreground import Foreground, never_wait
 from dialscore.kit.wakers import DISPATCHER, RELAY, Wakers
 from dialscore.scoring.providers import check_provider_settings
 from dialscore.webhooks.delivery import Dispatcher
@@ -100,8 +101,10 @@ class BackgroundWorker:
         *,
         tasks: Mapping[str, Task] = TASKS,
         clock: Callable[[], datetime] = utcnow,
+        foreground: Foreground | None = None,
     ) -> None:
-        """``tasks`` and ``clock`` (the time failures are recorded at) are for tests."""
+        """``tasks`` and ``clock`` (the time failures are recorded at) are for tests;
+        ``foreground``, the requests this process serves, which its jobs give way to (P211)."""
         check_provider_settings(settings)
         check_source_names(settings)
         # A refused calling-time rules file stops the start, never falls back (P170, P177).
@@ -109,7 +112,12 @@ class BackgroundWorker:
         self.settings = settings
         self.wakers = wakers
         # Made before the worker starts, so no task can run without it.
-        self.context = TaskContext(settings, Database(settings.resolved_database_url), wakers)
+        self.context = TaskContext(
+            settings,
+            Database(settings.resolved_database_url),
+            wakers,
+            give_way=never_wait if foreground is None else foreground.give_way,
+        )
         self.broker = build_broker(settings, tasks, self.context, clock=clock)
         self.in_memory = isinstance(self.broker, StubBroker)
         self.worker = dramatiq.Worker(

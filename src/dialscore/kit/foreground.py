@@ -1,0 +1,70 @@
+"""Requests before background work in one process: the count of requests being served, and
+the short wait a job's steps take while there are any (P211)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+
+# The longest a step of background work waits for the requests being served.
+MOST_SECONDS = 0.5
+# How often a waiting step looks whether they are done.
+STEP_SECONDS = 0.005
+
+
+class Foreground:
+    """The requests this process is serving with a unit of work. The API counts them
+    (``serving``) on its event loop; a job run by a worker of the same process, on another
+    thread, gives way (``give_way``) before each step of a batch: both share one interpreter,
+    and a step run meanwhile takes the CPU, and on SQLite the write lock, from the request.
+    A process that serves no requests (``dialscore worker``) never waits."""
+
+    def __init__(
+        self,
+        *,
+        most: float = MOST_SECONDS,
+        step: float = STEP_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.most = most
+        self.step = step
+        self._clock = clock
+        self._sleep = sleep
+        self._serving = 0
+        self._lock = threading.Lock()
+
+    @property
+    def serving_count(self) -> int:
+        return self._serving
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Counts a request as served while the block runs."""
+        with self._lock:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._serving -= 1
+
+    async def give_way(self) -> float:
+        """Waits while a request is being served, at most ``most`` seconds; the seconds
+        waited (0 when none was)."""
+        if not self._serving:
+            return 0.0
+        started = self._clock()
+        waited = 0.0
+        while self._serving and waited < self.most:
+            await self._sleep(self.step)
+            waited = self._clock() - started
+        return waited
+
+
+async def never_wait() -> float:
+    """``give_way`` of a process that serves no requests."""
+    return 0.0

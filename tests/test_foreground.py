@@ -1,0 +1,173 @@
+"""Requests first (P211): the API counts the requests it serves with a unit of work, and a job
+of the same process waits while there are any, each wait bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+
+from dialscore.app import create_app
+from dialscore.config import Settings
+from dialscore.jobs import processing
+from dialscore.kit.db import Database
+from dialscore.kit.foreground import Foreground
+from dialscore.models import Contact, OutboxMessage
+from dialscore.submissions import endpoints as submission_endpoints
+from tests.conftest import SECRET
+from tests.support import job_status, make_tenant, state_of, submit
+
+PROCESSING = processing.ProcessingSettings(batch_size=2, job_lease=timedelta(seconds=30))
+
+
+class FakeTime:
+    """A clock that only its sleep moves, by the time slept; counts the sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.sleeps = 0
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        self.now += seconds
+
+
+async def test_nothing_served_means_no_wait() -> None:
+    time = FakeTime()
+    foreground = Foreground(clock=time.clock, sleep=time.sleep)
+    assert await foreground.give_way() == 0.0
+    assert time.sleeps == 0
+
+
+async def test_a_step_waits_until_the_request_is_served() -> None:
+    time = FakeTime()
+    served = contextlib.ExitStack()
+
+    async def sleep(seconds: float) -> None:
+        await time.sleep(seconds)
+        if time.sleeps == 3:
+            served.close()  # the request is answered during the third look
+
+    foreground = Foreground(most=0.5, step=0.01, clock=time.clock, sleep=sleep)
+    served.enter_context(foreground.serving())
+    waited = await foreground.give_way()
+    assert time.sleeps == 3
+    assert waited == pytest.approx(0.03)
+    assert foreground.serving_count == 0
+
+
+async def test_a_step_waits_at_most_its_bound() -> None:
+    time = FakeTime()
+    foreground = Foreground(most=0.5, step=0.01, clock=time.clock, sleep=time.sleep)
+    with foreground.serving():
+        waited = await foreground.give_way()
+    assert waited == pytest.approx(0.5)
+    assert time.sleeps == 50
+
+
+def test_requests_are_counted_while_served_even_when_they_fail() -> None:
+    foreground = Foreground()
+    with foreground.serving():
+        with foreground.serving():
+            assert foreground.serving_count == 2
+        assert foreground.serving_count == 1
+        with pytest.raises(RuntimeError), foreground.serving():
+            raise RuntimeError("the request failed")
+        assert foreground.serving_count == 1
+    assert foreground.serving_count == 0
+
+
+async def scoring_job(settings: Settings, count: int) -> tuple[str, int]:
+    """(job id, its outbox message) of a scoring job of ``count`` contacts that no worker
+    processes."""
+    app = create_app(settings, run_worker=False)
+    async with app.router.lifespan_context(app):
+        db = state_of(app).db
+        tenant = await make_tenant(db, SECRET)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
+            people = [
+                {"firstName": "Ann", "lastName": f"Lee{i}", "phone": f"+1415555267{i}"}
+                for i in range(count)
+            ]
+            response = await submit(api, tenant, people)
+        assert response.status_code == 200, response.text
+        job_id = response.json()["data"]["jobId"]
+        async with db.read() as session:
+            message = await session.scalar(select(OutboxMessage))
+        assert message is not None
+        return job_id, message.id
+
+
+async def scored_count(db: Database, job_id: str) -> int:
+    async with db.read() as session:
+        count = await session.scalar(
+            select(func.count())
+            .select_from(Contact)
+            .where(Contact.job_id == job_id, Contact.state == "scored")
+        )
+    return int(count or 0)
+
+
+async def test_a_job_scores_nothing_while_a_request_is_served(settings: Settings) -> None:
+    job_id, outbox_id = await scoring_job(settings, 5)
+    waiting = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        waiting.set()
+        await asyncio.sleep(0)
+
+    # Bounded far beyond the test's own timeouts: the job waits for the request.
+    foreground = Foreground(most=3600, sleep=sleep)
+    db = Database(settings.resolved_database_url)
+    try:
+        with foreground.serving():
+            run = asyncio.create_task(
+                processing.process_job(
+                    db,
+                    job_id=job_id,
+                    outbox_id=outbox_id,
+                    settings=PROCESSING,
+                    give_way=foreground.give_way,
+                )
+            )
+            await asyncio.wait_for(waiting.wait(), timeout=30)
+            # Many looks later, the job still waits, having scored nothing.
+            for _ in range(50):
+                await asyncio.sleep(0)
+            assert not run.done()
+            assert await scored_count(db, job_id) == 0
+        assert await asyncio.wait_for(run, timeout=60) == "Finalized"
+        assert await scored_count(db, job_id) == 5
+        assert await job_status(db, job_id) == "Finalized"
+    finally:
+        await db.dispose()
+
+
+async def test_the_api_counts_a_submission_while_it_is_served(
+    app: Any, api: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = state_of(app)
+    tenant = await make_tenant(state.db, SECRET)
+    counts: list[int] = []
+    submit_contacts = submission_endpoints.service.submit
+
+    async def counting_submit(*args: Any, **kwargs: Any) -> Any:
+        counts.append(state.foreground.serving_count)
+        return await submit_contacts(*args, **kwargs)
+
+    monkeypatch.setattr(submission_endpoints.service, "submit", counting_submit)
+    response = await submit(
+        api, tenant, [{"firstName": "A", "lastName": "B", "phone": "+14155552671"}]
+    )
+    assert response.status_code == 200, response.text
+    assert counts == [1]
+    assert state.foreground.serving_count == 0
