@@ -335,6 +335,7 @@ class Verdict:
         f, b = self.run.everything, self.bound
         out = [
             f"{row.tier} {pct(row.rate).strip()} (band {TARGETS[row.tier][0]})"
+            + (_d28_note(f.na_floor) if row.tier == "na" else "")
             for row in f.rows
             if row.met is False
         ]
@@ -343,6 +344,14 @@ class Verdict:
         if self.lift is False and b is not None:
             out.append(f"lift share {_gap(f.lift.share, b.lift, 100, 2)} points from the bound's")
         return out
+
+
+def _d28_note(floor: float | None) -> str:
+    """What D28 alone leaves of na's band, said when na misses it."""
+    if floor is None:
+        return ""
+    beyond = "" if TARGETS["na"][1](floor) else ", so no engine meets the band"
+    return f"; D28 alone keeps it at {pct(floor).strip()} or more{beyond}"
 
 
 def _gap(engine: float | None, bound: float | None, scale: float, digits: int) -> str:

@@ -184,6 +184,8 @@ class Figures:
     ceiling: float | None
     brier: Brier
     lift: Lift
+    # The lowest observed rate na can have under D28, whatever the engine (``na_floor``).
+    na_floor: float | None
 
     @property
     def tiers_met(self) -> bool:
@@ -204,7 +206,21 @@ def figures(contacts: Sequence[SimContact], numbers: Sequence[SimNumber]) -> Fig
         ceiling=ceiling,
         brier=brier(numbers),
         lift=lift(contacts),
+        na_floor=na_floor(numbers),
     )
+
+
+def na_floor(numbers: Sequence[SimNumber]) -> float | None:
+    """The lowest observed connect rate of na that an engine following D28 can reach: the
+    later calls of the numbers D28 makes na, with those of every other number whose true
+    probability is 0 (as if the engine put each of them, and nothing else, in na). None when
+    D28 makes none na."""
+    forced = [n for n in numbers if n.wrong_reported]
+    if not forced:
+        return None
+    dead = [n for n in numbers if not n.wrong_reported and n.p == 0.0]
+    calls = sum(len(n.later) for n in forced + dead)
+    return sum(sum(n.later) for n in forced) / calls if calls else None
 
 
 # -- reliability ---------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ class SimNumber:
     status: str = ""
     probability: float = 0.0
     kind: str = ""  # the line type the engine took its prior from
+    wrong_reported: bool = False  # na - auth by D28: a wrong number reported for the person
 
     @property
     def past_calls(self) -> int:
@@ -187,6 +188,10 @@ def score_world(contacts: Sequence[SimContact]) -> None:
             number = by_number[phone.e164]
             score = engine.score_phone(phone, number.evidence, NOW, rate_scale=scale)
             number.status, number.probability = score.status, score.probability
+            number.wrong_reported = (
+                score.status == "na - auth"
+                and engine.wrong_number_report(number.evidence, NOW) is not None
+            )
             number.kind = engine.line_type(phone, number.evidence)[0]
             if engine.split_status(score.status)[1] == "h":
                 number.kind = "switchboard"

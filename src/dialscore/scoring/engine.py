@@ -183,6 +183,13 @@ def _reported_wrong(calls: Sequence[Call], now: float, alone: bool) -> float | N
     return None
 
 
+def wrong_number_report(evidence: NumberEvidence, now: float) -> float | None:
+    """When a wrong number that makes the number ``na - auth`` for the person was reported
+    (D28), if one was: about the person, or about no one on a number no one else carries."""
+    alone = not (evidence.carried_by_others or evidence.shared_with)
+    return _reported_wrong(evidence.calls, now, alone)
+
+
 def _status(tier: str, modifier: str | None) -> str:
     if modifier == "dnc" and tier != "p1":
         tier = "na"  # D15 has no p2/p3 - dnc: a listed number is not to be dialled
@@ -336,8 +343,7 @@ def _score_line(
         # Someone else's number now, whatever the estimate (which the reasons still give, as
         # the tally still counts the calls): calling it is what consent rules forbid. No
         # modifier, not even dnc, as below; the list stays among the reasons.
-        alone = not (evidence.carried_by_others or evidence.shared_with)
-        reported = _reported_wrong(calls, now, alone)
+        reported = wrong_number_report(evidence, now)
         if reported is not None:
             day = datetime.fromtimestamp(reported, UTC).date().isoformat()
             reason = f"reported a wrong number on {day}"
