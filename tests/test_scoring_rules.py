@@ -1288,6 +1288,64 @@ def test_the_scale_moves_the_estimate_and_says_so() -> None:
     assert score_phone(parse("+10000000000"), NumberEvidence(), NOW, rate_scale=1.5).status == "na"
 
 
+# -- redials (P213) ------------------------------------------------------------------------------
+
+
+def test_a_redial_that_connects_teaches_nothing_of_the_rate() -> None:
+    missed = Call("voicemail", ago(10))
+    redialled = (missed, Call("connected", ago(10) + 120))
+    next_day = (missed, Call("connected", ago(9)))
+    alone = lines.belief("mobile", (missed,), NOW)
+    after_redial = lines.belief("mobile", redialled, NOW)
+    after_next_day = lines.belief("mobile", next_day, NOW)
+    # The redial's connect does not lift the rate as a call of its own does ...
+    assert after_redial.connect_rate < after_next_day.connect_rate
+    assert after_redial.connect_rate == pytest.approx(alone.connect_rate, rel=0.05)
+    # ... but it says the line is alive and the person's.
+    assert after_redial.dead < alone.dead
+    assert after_redial.other < alone.other
+
+
+def test_a_redial_is_not_tallied_and_ten_minutes_later_is_a_call_of_its_own() -> None:
+    missed = Call("no_answer", ago(10))
+    redial = lines.Tally()
+    lines.belief("mobile", (missed, Call("connected", ago(10) + 599)), NOW, tally=redial)
+    assert (redial.calls, redial.observed) == (1, 0)
+    later = lines.Tally()
+    lines.belief("mobile", (missed, Call("connected", ago(10) + 600)), NOW, tally=later)
+    assert (later.calls, later.observed) == (2, 1)
+
+
+def test_a_call_soon_after_a_connect_is_no_redial() -> None:
+    # Only a call that did not connect is redialled.
+    connected = Call("connected", ago(10))
+    again = (connected, Call("connected", ago(10) + 60))
+    tally = lines.Tally()
+    twice = lines.belief("mobile", again, NOW, tally=tally)
+    assert tally.calls == 2
+    assert twice.connect_rate > lines.belief("mobile", (connected,), NOW).connect_rate
+
+
+def test_a_phone_that_lets_only_redials_through_falls_from_p1() -> None:
+    # Week after week the first call goes to voicemail and a redial a minute later connects:
+    # one call reaches the person rarely, whatever the redials did.
+    history = tuple(
+        call
+        for week in reversed(range(8))
+        for call in (
+            Call("voicemail", ago(7 * week + 1)),
+            Call("connected", ago(7 * week + 1) + 60),
+        )
+    )
+    assert score(UK_MOBILE).status == "p1"
+    result = score(UK_MOBILE, calls=history)
+    assert tier(result.status) in ("p2", "p3")
+    # As low as the first calls alone make it; the redials only say the line is the
+    # person's still.
+    first_calls = score(UK_MOBILE, calls=history[::2])
+    assert first_calls.probability <= result.probability < first_calls.probability * 1.1
+
+
 def test_the_calls_of_a_number_reported_as_the_wrong_one_are_tallied() -> None:
     # The hard rule (D28) decides the status, not what the model learns from the calls.
     history = (Call("connected", ago(3)), unnamed())

@@ -112,6 +112,8 @@ _OTHER = {
 CALIBRATION_PRIOR_CONNECTS = 20.0
 SCALE_BOUNDS = (0.5, 1.5)
 MAX_LIVE_RATE = 0.9
+# A call this soon after a call to the same number that did not connect is a redial (P213).
+REDIAL_SECONDS = 600.0
 
 # A call about someone else that reached anything: how likely per state (live, screening,
 # dead, other); a dead line answers no one.
@@ -212,7 +214,12 @@ def belief(
     """The belief at ``now`` about a number of line type ``kind`` (a key of ``LIVE_RATES``)
     after ``calls`` (oldest first); ``shared``: other people carry the number too; ``scale``
     multiplies the line type's live rate. ``tally``, when given, counts each call wholly
-    about the person against the connect rate the calls before it made.
+    about the person, and no redial, against the connect rate the calls before it made.
+
+    A redial (a call within ``REDIAL_SECONDS`` of one to the number that did not connect)
+    says whether the line is alive, not whether a live or a screening phone answers it (a
+    phone that silences a first call from an unknown number lets a second one through), and
+    teaches nothing of the live rate, which is what one call meets (P213).
 
     The belief is four numbers (live, screening, dead, other) and the live rate's beta
     counts (a connects, b misses); it is written out with local variables rather than
@@ -230,6 +237,7 @@ def belief(
     live = 1.0 - screening - dead - other
     at = calls[0].at if calls else now
     disconnected_on: set[int] = set()
+    missed_at = -math.inf  # when the last call that did not connect was made
     for call in (*calls, None):
         # Time passes up to the call (or "now"): each state may change once, and what the
         # calls taught of the live rate fades.
@@ -263,10 +271,14 @@ def belief(
         # The outcome's likelihood in each state weighs the belief.
         rate = a / (a + b)
         connect = outcome in CONNECTS
+        redial = call.at - missed_at < REDIAL_SECONDS
+        missed_at = -math.inf if connect else call.at
         w_live = rate / 2 if connect else (1.0 - rate) * misses[outcome]
         w_screening, w_dead, w_other = row
+        if redial:
+            w_screening = w_live
         share = _share_about_person(call, shared)
-        if tally is not None and share == 1.0:
+        if tally is not None and share == 1.0 and not redial:
             tally.calls += 1
             tally.expected += live * rate + screening * SCREENING_RATE
             tally.observed += connect
@@ -289,7 +301,9 @@ def belief(
                 other / total,
             )
         # What the call says of the live rate, as much as the number is live and the call
-        # was about this person.
+        # was about this person; a redial, nothing.
+        if redial:
+            continue
         if connect:
             a += share * live
         elif outcome in _LIVE_MISS:
