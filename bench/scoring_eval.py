@@ -199,11 +199,12 @@ def run_one(
     called = sum(1 for n in numbers if n.past_calls) / len(numbers)
     known_numbers = [n for n in numbers if n.past_calls >= KNOWN]
     known_contacts = [c for c in contacts if all(n.past_calls >= KNOWN for n in c.numbers)]
+    scale = client_rate_scale(contacts)
     print(
         f"\n== world {world.name}, seed {seed}{f' ({role})' if role else ''}: "
         f"{len(contacts)} contacts, {len(numbers)} numbers ({mix}); {called * 100:.0f} % with past "
         f"calls, {len(known_numbers) / len(numbers) * 100:.0f} % with >= {KNOWN}; rate "
-        f"scale from its calls {client_rate_scale(contacts):.2f}"
+        f"scales from its calls: mobiles {scale.mobile:.2f}, other lines {scale.other:.2f}"
     )
     everything = figures(contacts, numbers)
     known = figures(known_contacts, known_numbers)

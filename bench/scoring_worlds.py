@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from dialscore.phones import LineType
 from dialscore.scoring import engine
 from dialscore.scoring.evidence import OUTCOMES, Call, NumberEvidence
+from dialscore.scoring.lines import RateScale
 from dialscore.scoring.numbers import (
     ParsedPhone,
     fictional_reason,
@@ -158,7 +159,7 @@ def real_number(rng: random.Random, country: str, line: str, taken: set[str]) ->
 # -- scoring and the truth -----------------------------------------------------------------------
 
 
-def client_rate_scale(contacts: Sequence[SimContact]) -> float:
+def client_rate_scale(contacts: Sequence[SimContact]) -> RateScale:
     """The scale of the live rates the service learns from the world's reported calls (P90,
     ``scoring.service.rate_scale``): the calls of the last year to its most recently called
     numbers, each number once, its calls as anyone sees them (not whom they were about)."""

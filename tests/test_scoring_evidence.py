@@ -30,7 +30,7 @@ from dialscore.scoring import repository as scoring_repo
 from dialscore.scoring import service
 from dialscore.scoring.engine import ContactScore
 from dialscore.scoring.evidence import Call, NumberEvidence, Verification
-from dialscore.scoring.lines import SCALE_BOUNDS
+from dialscore.scoring.lines import NO_SCALE, SCALE_BOUNDS, RateScale
 from dialscore.scoring.repository import CHUNK
 from tests.conftest import SECRET
 from tests.support import V2, Tenant, contact, make_tenant, settle, submit
@@ -786,7 +786,7 @@ def missed_calls(client_id: str, now: datetime, outcome_of: str = "no_answer") -
     ]
 
 
-async def scale_of(db: Database, client_id: str, now: datetime = NOW) -> float:
+async def scale_of(db: Database, client_id: str, now: datetime = NOW) -> RateScale:
     async with db.read() as session:
         return await service.rate_scale(session, client_id, now=now.timestamp())
 
@@ -800,14 +800,16 @@ async def test_rate_scale_learns_from_the_clients_own_recent_calls(
     old = [outcome(str(uuid.uuid4()), UK_MOBILE, "no_answer", NOW - timedelta(days=400))]
     await insert(db, *missed, *answered, *old)
     low, high = SCALE_BOUNDS
-    assert await scale_of(db, tenant.client_id) < 0.7
-    assert await scale_of(db, other_client) == high
+    missing = await scale_of(db, tenant.client_id)
+    assert low <= missing.mobile < 0.7
+    # The calls were to mobiles: other lines keep their rates (P212).
+    assert missing.other == 1.0
+    assert await scale_of(db, other_client) == RateScale(mobile=high)
     # No calls, or only calls over a year old: nothing to learn from.
-    assert await scale_of(db, str(uuid.uuid4())) == 1.0
-    assert await scale_of(db, old[0].client_id) == 1.0
+    assert await scale_of(db, str(uuid.uuid4())) == NO_SCALE
+    assert await scale_of(db, old[0].client_id) == NO_SCALE
     # A year after the last of them, the calls no longer count.
-    assert await scale_of(db, tenant.client_id, NOW + timedelta(days=366)) == 1.0
-    assert low <= await scale_of(db, tenant.client_id)
+    assert await scale_of(db, tenant.client_id, NOW + timedelta(days=366)) == NO_SCALE
 
 
 async def test_recently_called_are_the_latest_numbers_first(db: Database, tenant: Tenant) -> None:
@@ -857,13 +859,13 @@ async def test_a_process_measures_a_clients_scale_again_only_when_it_is_old(
     clock = [0.0]
     scales = service.RateScales(max_age=600.0, clock=lambda: clock[0])
 
-    async def measured() -> float:
+    async def measured() -> RateScale:
         async with db.read() as session:
             return await scales.of(session, tenant.client_id, now=NOW.timestamp())
 
-    assert await measured() == 1.0
+    assert await measured() == NO_SCALE
     await insert(db, *missed_calls(tenant.client_id, NOW))
     clock[0] = 599.0
-    assert await measured() == 1.0  # kept
+    assert await measured() == NO_SCALE  # kept
     clock[0] = 600.0
-    assert await measured() < 0.7  # measured again
+    assert (await measured()).mobile < 0.7  # measured again

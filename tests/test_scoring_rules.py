@@ -1245,17 +1245,30 @@ def test_submissions_accept_fields_longer_than_the_key_columns() -> None:
 
 
 def test_a_tally_without_calls_scales_nothing() -> None:
-    assert lines.Tally().scale() == 1.0
+    assert lines.Tally().scale() == lines.NO_SCALE == lines.RateScale(1.0, 1.0)
 
 
 def test_a_few_calls_hardly_move_the_scale_and_many_stay_within_bounds() -> None:
     low, high = lines.SCALE_BOUNDS
-    few = lines.Tally(observed=3, expected=1, calls=5)
-    assert 1.0 < few.scale() < 1.1
-    assert lines.Tally(observed=0, expected=500, calls=4000).scale() == low
-    assert lines.Tally(observed=5000, expected=500, calls=4000).scale() == high
-    fewer = lines.Tally(observed=240, expected=300, calls=3000).scale()
+    few = lines.Counts(observed=3, expected=1, calls=5)
+    assert 1.0 < few.factor() < 1.1
+    assert lines.Counts(observed=0, expected=500, calls=4000).factor() == low
+    assert lines.Counts(observed=5000, expected=500, calls=4000).factor() == high
+    fewer = lines.Counts(observed=240, expected=300, calls=3000).factor()
     assert fewer == pytest.approx((240 + 20) / (300 + 20))
+
+
+def test_mobiles_and_other_lines_are_scaled_apart() -> None:
+    # P212: a client's mobiles may answer as everyone's do while its office lines do not.
+    tally = lines.Tally()
+    for day in range(1, 40):
+        lines.belief("mobile", calls("no_answer", days_ago=day), NOW, tally=tally)
+        lines.belief("landline", calls("connected", days_ago=day), NOW, tally=tally)
+    scale = tally.scale()
+    assert scale.mobile < 1.0 < scale.other
+    assert (tally.mobile.calls, tally.other.calls, tally.calls) == (39, 39, 78)
+    assert scale.of("mobile") == scale.of("mobile (hint)") == scale.mobile
+    assert scale.of("landline") == scale.of("unknown") == scale.of("switchboard") == scale.other
 
 
 def test_the_tally_predicts_each_call_from_the_calls_before_it() -> None:
@@ -1278,14 +1291,27 @@ def test_calls_about_someone_else_are_not_tallied() -> None:
 
 def test_the_scale_moves_the_estimate_and_says_so() -> None:
     plain = score(UK_MOBILE)
-    lower = score_phone(parse(UK_MOBILE), NumberEvidence(), NOW, rate_scale=0.6)
+    mobiles_lower = lines.RateScale(mobile=0.6)
+    lower = score_phone(parse(UK_MOBILE), NumberEvidence(), NOW, rate_scale=mobiles_lower)
     assert plain.status == "p1"
     assert lower.status == "p2"
     assert lower.probability == pytest.approx(plain.probability * 0.6, rel=0.05)
-    assert "x 0.60, from this client's calls" in lower.reasons[-1]
+    assert "(mobiles' rates x 0.60, from this client's calls)" in lower.reasons[-1]
     assert "client's calls" not in plain.reasons[-1]
+    # A fixed line has the other factor.
+    fixed = score_phone(parse(UK_FIXED), NumberEvidence(), NOW, rate_scale=mobiles_lower)
+    assert fixed == score(UK_FIXED)
+    higher = score_phone(
+        parse(UK_FIXED), NumberEvidence(), NOW, rate_scale=lines.RateScale(other=1.4)
+    )
+    assert higher.probability == pytest.approx(score(UK_FIXED).probability * 1.4, rel=0.05)
+    assert "(the rates of lines other than mobiles x 1.40, from" in higher.reasons[-1]
     # The hard rules do not move.
-    assert score_phone(parse("+10000000000"), NumberEvidence(), NOW, rate_scale=1.5).status == "na"
+    everything_higher = lines.RateScale(1.5, 1.5)
+    invalid = score_phone(
+        parse("+10000000000"), NumberEvidence(), NOW, rate_scale=everything_higher
+    )
+    assert invalid.status == "na"
 
 
 # -- redials (P213) ------------------------------------------------------------------------------

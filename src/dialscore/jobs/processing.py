@@ -40,6 +40,7 @@ from dialscore.outbox import messages as outbox
 from dialscore.scoring import rnd_record
 from dialscore.scoring import service as scoring
 from dialscore.scoring.engine import ContactScore
+from dialscore.scoring.lines import RateScale
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.scoring.reassigned import ReassignedNumbers
 from dialscore.webhooks import service as webhooks
@@ -130,7 +131,7 @@ async def _score_and_save(
     enriched_batch: EnrichedBatch,
     *,
     parsed: Mapping[str, scoring.ScoringItem],
-    rate_scale: float,
+    rate_scale: RateScale,
     verifiers: Sequence[VerificationProvider],
     reassigned: ReassignedNumbers | None,
     rules: Rules,

@@ -232,11 +232,14 @@ def _state_notes(belief: lines.Belief) -> list[str]:
     return notes
 
 
-def _scaled(scale: float) -> str:
-    """What the reasons say of a scale of the live rates that differs from 1 (P90)."""
-    if abs(scale - 1.0) < SCALE_NOTE:
+def _scaled(scale: lines.RateScale, kind: str) -> str:
+    """What the reasons say of a scale of the line type's live rate that differs from 1
+    (P90, P212)."""
+    factor = scale.of(kind)
+    if abs(factor - 1.0) < SCALE_NOTE:
         return ""
-    return f" (the line types' rates x {scale:.2f}, from this client's calls)"
+    rates = "mobiles' rates" if lines.is_mobile(kind) else "the rates of lines other than mobiles"
+    return f" ({rates} x {factor:.2f}, from this client's calls)"
 
 
 def score_phone(
@@ -244,7 +247,7 @@ def score_phone(
     evidence: NumberEvidence,
     now: float,
     *,
-    rate_scale: float = 1.0,
+    rate_scale: lines.RateScale = lines.NO_SCALE,
     tally: lines.Tally | None = None,
 ) -> PhoneScore:
     """The number's status, reasons and estimate; ``rate_scale`` multiplies the line types'
@@ -265,7 +268,7 @@ def _score_line(
     evidence: NumberEvidence,
     now: float,
     *,
-    rate_scale: float,
+    rate_scale: lines.RateScale,
     tally: lines.Tally | None,
 ) -> PhoneScore:
     """``score_phone`` from the number's line and calls alone."""
@@ -333,11 +336,12 @@ def _score_line(
         connects = sum(counts[outcome] for outcome in CONNECTS)
         reasons.append(
             f"{len(calls)} reported call{'s' if len(calls) != 1 else ''}, {connects} connected: "
-            f"estimated connect rate {_percent(probability)}{_scaled(rate_scale)}"
+            f"estimated connect rate {_percent(probability)}{_scaled(rate_scale, kind)}"
         )
     else:
         reasons.append(
-            f"no calls reported: expected connect rate {_percent(probability)}{_scaled(rate_scale)}"
+            f"no calls reported: expected connect rate {_percent(probability)}"
+            f"{_scaled(rate_scale, kind)}"
         )
     if counts["wrong_number"]:
         # Someone else's number now, whatever the estimate (which the reasons still give, as
@@ -459,7 +463,7 @@ def score_parsed(
     now: float,
     notes: Mapping[str, tuple[str, ...]] | None = None,
     *,
-    rate_scale: float = 1.0,
+    rate_scale: lines.RateScale = lines.NO_SCALE,
 ) -> ContactScore:
     """Scores already parsed numbers; ``notes`` adds reasons to numbers (by E.164)."""
     phones = []

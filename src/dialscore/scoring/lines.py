@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dialscore.scoring.evidence import Call
 
@@ -108,7 +108,8 @@ _OTHER = {
 }  # fmt: skip
 # The live rates are scaled to the client's own calls (P90): by what its calls connected
 # against what the model expected of them before each call, with this many expected connects
-# on both sides (so that a few calls hardly move it), and within these bounds.
+# on both sides (so that a few calls hardly move it), and within these bounds; mobiles apart
+# from other lines (P212).
 CALIBRATION_PRIOR_CONNECTS = 20.0
 SCALE_BOUNDS = (0.5, 1.5)
 MAX_LIVE_RATE = 0.9
@@ -173,28 +174,74 @@ def _share_about_person(call: Call, shared: bool) -> float:
     return 1.0
 
 
+def is_mobile(kind: str) -> bool:
+    """Whether a line type (a key of ``LIVE_RATES``) is a mobile's, known or hinted."""
+    return kind.startswith("mobile")
+
+
+@dataclass(frozen=True)
+class RateScale:
+    """The factors of the line types' live rates that a client's calls support (P90): one
+    for mobiles, one for every other line (P212)."""
+
+    mobile: float = 1.0
+    other: float = 1.0
+
+    def of(self, kind: str) -> float:
+        return self.mobile if is_mobile(kind) else self.other
+
+
+NO_SCALE = RateScale()
+
+
 @dataclass
-class Tally:
-    """A client's calls against the model: how many connected, and how many the model
-    expected to, each call predicted from the calls before it."""
+class Counts:
+    """Calls against the model: how many connected, and how many the model expected to."""
 
     observed: float = 0.0
     expected: float = 0.0
     calls: int = 0
 
-    def scale(self) -> float:
+    def factor(self) -> float:
         """The factor for the live rates that these calls support (1 without calls)."""
         prior = CALIBRATION_PRIOR_CONNECTS
         low, high = SCALE_BOUNDS
         return min(high, max(low, (self.observed + prior) / (self.expected + prior)))
 
 
-def live_rate(kind: str, scale: float = 1.0) -> float:
+@dataclass
+class Tally:
+    """A client's calls against the model, each call predicted from the calls before it:
+    those to mobiles and those to other lines apart."""
+
+    mobile: Counts = field(default_factory=Counts)
+    other: Counts = field(default_factory=Counts)
+
+    def of(self, kind: str) -> Counts:
+        return self.mobile if is_mobile(kind) else self.other
+
+    @property
+    def calls(self) -> int:
+        return self.mobile.calls + self.other.calls
+
+    @property
+    def observed(self) -> float:
+        return self.mobile.observed + self.other.observed
+
+    @property
+    def expected(self) -> float:
+        return self.mobile.expected + self.other.expected
+
+    def scale(self) -> RateScale:
+        return RateScale(self.mobile.factor(), self.other.factor())
+
+
+def live_rate(kind: str, scale: RateScale = NO_SCALE) -> float:
     """A live number's connect rate before any call: its line type's, scaled (P90)."""
-    return min(MAX_LIVE_RATE, LIVE_RATES[kind] * scale)
+    return min(MAX_LIVE_RATE, LIVE_RATES[kind] * scale.of(kind))
 
 
-def _fresh(kind: str, scale: float) -> Belief:
+def _fresh(kind: str, scale: RateScale) -> Belief:
     """The belief about a number no one has called."""
     screening, dead, other = (START[state] for state in _KEEP_STATES)
     live = 1.0 - screening - dead - other
@@ -208,7 +255,7 @@ def belief(
     now: float,
     *,
     shared: bool = False,
-    scale: float = 1.0,
+    scale: RateScale = NO_SCALE,
     tally: Tally | None = None,
 ) -> Belief:
     """The belief at ``now`` about a number of line type ``kind`` (a key of ``LIVE_RATES``)
@@ -279,9 +326,10 @@ def belief(
             w_screening = w_live
         share = _share_about_person(call, shared)
         if tally is not None and share == 1.0 and not redial:
-            tally.calls += 1
-            tally.expected += live * rate + screening * SCREENING_RATE
-            tally.observed += connect
+            counts = tally.of(kind)
+            counts.calls += 1
+            counts.expected += live * rate + screening * SCREENING_RATE
+            counts.observed += connect
         if share < 1.0:
             x_live, x_screening, x_dead, x_other = _about_someone_else(outcome)
             w_live = share * w_live + (1.0 - share) * x_live

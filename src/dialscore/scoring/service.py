@@ -26,6 +26,7 @@ from dialscore.scoring.evidence import (
     ReassignedCheck,
     Verification,
 )
+from dialscore.scoring.lines import NO_SCALE, RateScale
 from dialscore.scoring.numbers import (
     EnrichedNumber,
     ParsedPhone,
@@ -345,14 +346,15 @@ def _as_seen_by(
     return tuple(calls)
 
 
-async def rate_scale(session: AsyncSession, client_id: str, *, now: float) -> float:
-    """The factor for the line types' live rates that the client's own calls support (P90):
-    what the calls to its most recently called numbers connected against what the model
-    expected of each from the calls before it. 1 for a client without calls."""
+async def rate_scale(session: AsyncSession, client_id: str, *, now: float) -> RateScale:
+    """The factors for the line types' live rates that the client's own calls support (P90,
+    P212): what the calls to its most recently called numbers connected against what the
+    model expected of each from the calls before it, mobiles apart from other lines. 1 for a
+    client without calls."""
     since = datetime.fromtimestamp(now - CALIBRATION_DAYS * DAY, UTC)
     numbers = await repo.recently_called(session, client_id, since=since, limit=CALIBRATION_NUMBERS)
     if not numbers:
-        return 1.0
+        return NO_SCALE
     evidence, _ = await _number_evidence(session, client_id, numbers, {})
     return tally_calls(((n, evidence[n]) for n in numbers), now).scale()
 
@@ -367,9 +369,9 @@ class RateScales:
     ) -> None:
         self.max_age = max_age
         self._clock = clock
-        self._measured: dict[str, tuple[float, float]] = {}
+        self._measured: dict[str, tuple[RateScale, float]] = {}
 
-    async def of(self, session: AsyncSession, client_id: str, *, now: float) -> float:
+    async def of(self, session: AsyncSession, client_id: str, *, now: float) -> RateScale:
         at = self._clock()
         known = self._measured.get(client_id)
         if known is not None and at - known[1] < self.max_age:
@@ -385,7 +387,7 @@ async def score_items(
     items: Sequence[ScoringItem],
     *,
     now: float,
-    rate_scale: float = 1.0,
+    rate_scale: RateScale = NO_SCALE,
     core: bool = False,
     verifications: Mapping[str, Verification] | None = None,
     verifiers: Sequence[VerificationProvider] = (),
