@@ -407,7 +407,7 @@ def test_mobile_with_recent_no_answers_drops() -> None:
 
 
 def test_landline_with_connects_reaches_p1_and_voip_with_connects_leaves_p3() -> None:
-    history = calls("connected", "connected", "connected")
+    history = calls("connected", "connected", "connected", "connected", "connected")
     assert score(US, block="landline", calls=history).status == "p1"
     assert score(US, block="voip", calls=calls("connected")).status != "p3"
 

@@ -42,8 +42,9 @@ _LINE_ANSWERED = _ANSWERED | {"gatekeeper", "ivr"}
 _NEUTRAL = frozenset({"dnc_request"})
 
 # A live number's connect rate before any call, by line type; the calls move it as a
-# beta-binomial mean in which this rate counts as one connect's worth of calls (1 / rate
-# calls: 4 for a mobile, 20 for a switchboard), so a low rate takes many calls to move.
+# beta-binomial mean in which this rate counts as PRIOR_CONNECTS connects' worth of calls
+# (2 / rate calls: 8 for a mobile, 40 for a switchboard), so a low rate takes many calls to
+# move.
 LIVE_RATES: dict[str, float] = {
     "mobile": 0.25,
     "mobile (hint)": 0.23,
@@ -53,8 +54,10 @@ LIVE_RATES: dict[str, float] = {
     "switchboard": 0.05,
     "special": 0.01,
 }
-# How many connects' worth of calls the line type's rate counts as.
-PRIOR_CONNECTS = 1.0
+# How many connects' worth of calls the line type's rate counts as: chosen on world A of
+# bench/scoring_eval.py, where a number's few missed calls pulled its estimate below what such
+# numbers connect at with 1 (bench/README.md, "D29").
+PRIOR_CONNECTS = 2.0
 # What a live number's calls teach about its rate fades with this half-life: habits change.
 RATE_HALF_LIFE_DAYS = 365.0
 # A screening phone lets this share of unknown callers through.
