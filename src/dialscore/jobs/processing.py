@@ -278,8 +278,8 @@ async def process_job(
     is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
     that another worker took the job over. ``rate_scales`` keeps the clients' rate scales
     between jobs (without it, the job measures its client's). ``sources`` is the waterfall,
-    or what makes the job's client's. ``give_way`` is awaited before each write and each
-    batch's read: the wait for the requests the process serves (P211). Returns the
+    or what makes the job's client's. ``give_way`` is awaited before each write after the claim
+    and each batch's read: the wait for the requests the process serves (P211). Returns the
     terminal status set by this call, if any."""
     now = utcnow()
     until = now + settings.job_lease
@@ -405,6 +405,7 @@ async def _process(
     finally:
         await abandon(upcoming)
 
+    await give_way()
     finalized = await _finalize(lease, outbox_id)
     if finalized is not None and on_events is not None:
         on_events()
