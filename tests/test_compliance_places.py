@@ -4,8 +4,13 @@ libphonenumber's public functions give, and each cache key tells apart what diff
 
 from __future__ import annotations
 
+import importlib.util
 import random
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 
 import phonenumbers
 import pytest
@@ -21,7 +26,13 @@ from dialscore.compliance import (
     tally_calls,
     written,
 )
-from dialscore.compliance.places import US_TERRITORIES, NumberPlace, state_code
+from dialscore.compliance.places import (
+    US_TERRITORIES,
+    NumberPlace,
+    area_code_states,
+    state_code,
+    state_in_description,
+)
 from dialscore.phones import UNKNOWN_ZONE, analyse
 
 NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)
@@ -69,6 +80,39 @@ def test_a_numbers_place_is_what_libphonenumbers_public_functions_say() -> None:
         assert (analyse(e164) is not None) == valid, e164
         if valid:  # an invalid number's place is not kept, nor used beyond its zones
             assert place == expected, e164
+
+
+def _area_codes_script() -> Any:
+    script = Path(__file__).resolve().parent.parent / "scripts" / "us_area_codes.py"
+    spec = importlib.util.spec_from_file_location("us_area_codes", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_area_code_has_the_state_the_geocoding_data_names() -> None:
+    # P206: the packaged table, against the first valid number of each of its codes, as
+    # scripts/us_area_codes.py made it (its --check walks every code: about 30 s).
+    script = _area_codes_script()
+    table = area_code_states()
+    assert len(table) > 300
+    assert table["+1212"] == "NY" and table["+1415"] == "CA" and "+1800" not in table
+    for code, state in table.items():
+        number = script.first_valid_number(int(code[2:]))
+        assert number is not None, code
+        named = state_in_description(geocoder.description_for_valid_number(number, "en"))
+        assert named == state, code
+
+
+def test_the_service_does_not_load_the_geocoding_data() -> None:
+    # About 100 MiB in each process that imports it; the states come from the table.
+    code = "import sys, dialscore.app, dialscore.worker.runtime; print(sorted(sys.modules))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert "'dialscore.compliance.places'" in loaded
+    assert "phonenumbers.geocoder" not in loaded and "phonenumbers.geodata" not in loaded
 
 
 def test_a_place_is_kept_by_area_code_or_by_block_for_valid_numbers_only() -> None:

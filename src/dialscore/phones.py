@@ -21,10 +21,10 @@ from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
-# The reference port's time zone and geocoding data, for number_area (the fast port has
-# none of its own).
+# The reference port's time zone data, for number_area (the fast port has none of its own).
+# Not its geocoding data: about 100 MiB once imported, for the states of US area codes, which
+# dialscore.compliance keeps in a table made from it (P206).
 import phonenumbers as _reference
-from phonenumbers import geocoder as _geocoder
 from phonenumbers import timezone as _number_zones
 from phonenumbers.tzdata import TIMEZONE_DATA as _ZONE_DATA
 
@@ -271,8 +271,7 @@ def _nanp_digits(e164: str) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class NumberArea:
-    """Where the numbering plan puts a number: libphonenumber's region, time zone and
-    geocoding data."""
+    """Where the numbering plan puts a number: libphonenumber's region and time zone data."""
 
     valid: bool
     # ISO 3166 alpha-2, REGION_CODE_FOR_NON_GEO_ENTITY, or None when no region fits.
@@ -280,22 +279,17 @@ class NumberArea:
     # The IANA zones of the number's block (NPA NXX for NANP, else its country's), without
     # UNKNOWN_ZONE.
     zones: tuple[str, ...]
-    # For a valid geographic number of the US, the geocoding data's English name of its area
-    # ("New York, NY", "Florida"); "" when it has none, and for every other number.
-    us_area: str
     # Whether the number is valid and of a type libphonenumber places by its digits (fixed
     # line, a NANP number), not by its country code alone (toll-free, most mobiles abroad).
     geographic: bool
 
 
-def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
+def number_area(e164: str) -> NumberArea | None:
     """Where the numbering plan puts a number given in E.164; None when it is not a number.
     A valid number's type is asked once (``analyse``, of the port in use): libphonenumber's
-    time zone and geocoding functions would each ask it again before the lookups made here,
-    which are what they make for a number of a geographic type; a valid number of another
-    type has its country code's zones (asked once per code), and an invalid number's are
-    asked as they are. Without ``describe``, ``us_area`` is left empty:
-    the geocoding lookup is most of what a number costs here."""
+    time zone function would ask it again before the lookup made here, which is what it makes
+    for a number of a geographic type; a valid number of another type has its country code's
+    zones (asked once per code), and an invalid number's are asked as they are."""
     digits = _nanp_digits(e164)
     if digits is not None:
         parsed = _reference.PhoneNumber(country_code=1, national_number=digits)
@@ -321,8 +315,7 @@ def number_area(e164: str, *, describe: bool = True) -> NumberArea | None:
         zones = _country_zones(parsed)
     else:
         zones = _known_zones(_number_zones.time_zones_for_number(parsed))
-    us_area = _us_area(parsed) if describe and geographic and region == DEFAULT_COUNTRY else ""
-    return NumberArea(valid, region, zones, us_area, geographic)
+    return NumberArea(valid, region, zones, geographic)
 
 
 @lru_cache(maxsize=1)
@@ -370,17 +363,6 @@ def _country_zones(parsed: _reference.PhoneNumber) -> tuple[str, ...]:
             _number_zones.time_zones_for_number(parsed)
         )
     return zones
-
-
-def _us_area(parsed: _reference.PhoneNumber) -> str:
-    """The geocoding data's name for a valid geographic number of the US ("" when it has
-    none: the geocoder then names the country)."""
-    found: str = _geocoder.description_for_valid_number(parsed, "en")
-    return "" if found == _US_NAME else found
-
-
-# What the geocoder says of a number of the US whose area it has no name for.
-_US_NAME: Final = "United States"
 
 
 def masked_number(number: str) -> str:

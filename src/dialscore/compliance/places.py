@@ -1,5 +1,6 @@
 """Where a number is: its time zone and, for a US number, its state, from libphonenumber's
-time zone and geocoding data narrowed by the contact's address."""
+time zone data and the states of US area codes its geocoding data names (a table made from
+it, ``us_area_codes.toml``), narrowed by the contact's address."""
 
 from __future__ import annotations
 
@@ -74,15 +75,19 @@ class NumberPlace(NamedTuple):
     zones: tuple[str, ...]
 
 
+@lru_cache(maxsize=1)
+def area_code_states() -> dict[str, str]:
+    """The state of each US area code (P206), by +1 and the code ("+1212"): the packaged
+    table made from libphonenumber's geocoding data (``scripts/us_area_codes.py``)."""
+    text = resources.files("dialscore.compliance").joinpath("us_area_codes.toml").read_text()
+    return {f"+1{code}": state for code, state in tomllib.loads(text).items()}
+
+
 def _place(e164: str) -> tuple[NumberPlace, str | None]:
     """Where a number is, and what its place is kept under (``_kept_under``); None for an
     invalid number (what the answer for an invalid number says is not true of its
     neighbours)."""
-    # A US area code lies in one state: once a number of it has named the state, the others
-    # are not looked up in the geocoding data again.
-    code = _nanp_area(e164)
-    known_state = _area_code_states.get(code) if code else None
-    area = number_area(e164, describe=known_state is None)
+    area = number_area(e164)
     if area is None:
         return NumberPlace(None, None, ()), None
     if area.region in US_TERRITORIES:
@@ -90,9 +95,8 @@ def _place(e164: str) -> tuple[NumberPlace, str | None]:
     elif area.region != "US":
         place = NumberPlace(area.region, None, area.zones)
     else:
-        state = known_state or _area_state(area.us_area)
-        if code and state is not None and area.valid:
-            _area_code_states[code] = state
+        # A US area code lies in one state, the one its numbers are named after (P206).
+        state = area_code_states().get(_nanp_area(e164)) if area.geographic else None
         place = NumberPlace("US", state, area.zones)
     return place, _kept_under(e164, area, place) if area.valid else None
 
@@ -119,11 +123,9 @@ def _nanp_area(e164: str) -> str:
     return e164[:_AREA_CODE_KEY] if e164.startswith("+1") and len(e164) == 12 else ""
 
 
-# Keyed by the geocoding data's name, all the state is read from (a few thousand names).
-@lru_cache(maxsize=8192)
-def _area_state(description: str) -> str | None:
-    """The state in a name of the geocoding data: "New York, NY" or "Florida"; None for ""
-    (a non-geographic code such as +1 800, or none known)."""
+def state_in_description(description: str) -> str | None:
+    """The state in a name of libphonenumber's geocoding data: "New York, NY" or "Florida";
+    None for a name of no state ("United States", "")."""
     return state_code(description.rsplit(", ", 1)[-1]) or state_code(description)
 
 
@@ -133,10 +135,8 @@ def _area_state(description: str) -> str | None:
 _NANP_KEY: Final = 8
 _CACHE_SIZE: Final = 65536
 _places: dict[str, NumberPlace] = {}
-# The state of each US area code (+1 NPA, the first 5 characters of E.164) a valid number of
-# it named; at most the thousand or so codes there are.
+# +1 NPA: the first 5 characters of E.164.
 _AREA_CODE_KEY: Final = 5
-_area_code_states: dict[str, str] = {}
 
 
 def number_place(e164: str) -> NumberPlace:
@@ -195,10 +195,9 @@ def number_zone(e164: str, state_province: str | None, time_zone: str | None) ->
 
 
 def forget_places() -> None:
-    """Empties what this module keeps (the places by block, the states by area code and by
-    area name): the first verdict of each number block then costs what it costs in a new
-    process."""
+    """Empties what this module keeps (the places by block, the states of area codes and of
+    contacts' addresses): the first verdict of each number block then costs what it costs in
+    a new process."""
     _places.clear()
-    _area_code_states.clear()
-    _area_state.cache_clear()
+    area_code_states.cache_clear()
     state_code.cache_clear()
