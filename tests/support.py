@@ -16,6 +16,8 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from dialscore.accounts import service as accounts
+from dialscore.app import create_app
+from dialscore.config import Settings
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState
@@ -188,6 +190,26 @@ async def submit(
     return await api.post(
         f"{V2}/contacts/{kind}", json={"contacts": contacts, **body}, headers=tenant.headers
     )
+
+
+async def unprocessed_job(
+    settings: Settings, people: list[dict[str, Any]], *, kind: str = "score"
+) -> tuple[str, int]:
+    """(job id, the outbox message that starts it) of a job of ``people`` submitted to an app
+    without a worker, so that nothing processes it."""
+    app = create_app(settings, run_worker=False)
+    async with app.router.lifespan_context(app):
+        db = state_of(app).db
+        tenant = await make_tenant(db, settings.resolved_secret_key)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
+            response = await submit(api, tenant, people, kind=kind)
+        assert response.status_code == 200, response.text
+        job_id: str = response.json()["data"]["jobId"]
+        async with db.read() as session:
+            messages = (await session.scalars(select(OutboxMessage))).all()
+    (message,) = [m for m in messages if m.payload.get("job_id") == job_id]
+    return job_id, message.id
 
 
 def assert_error(response: httpx.Response, status: int) -> str:

@@ -12,15 +12,14 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.jobs import processing
 from dialscore.kit.db import Database
 from dialscore.kit.foreground import Foreground
-from dialscore.models import Contact, OutboxMessage
+from dialscore.models import Contact
 from dialscore.submissions import endpoints as submission_endpoints
 from tests.conftest import SECRET
-from tests.support import job_status, make_tenant, state_of, submit
+from tests.support import job_status, make_tenant, state_of, submit, unprocessed_job
 
 PROCESSING = processing.ProcessingSettings(batch_size=2, job_lease=timedelta(seconds=30))
 
@@ -85,28 +84,6 @@ def test_requests_are_counted_while_served_even_when_they_fail() -> None:
     assert foreground.serving_count == 0
 
 
-async def scoring_job(settings: Settings, count: int) -> tuple[str, int]:
-    """(job id, its outbox message) of a scoring job of ``count`` contacts that no worker
-    processes."""
-    app = create_app(settings, run_worker=False)
-    async with app.router.lifespan_context(app):
-        db = state_of(app).db
-        tenant = await make_tenant(db, SECRET)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
-            people = [
-                {"firstName": "Ann", "lastName": f"Lee{i}", "phone": f"+1415555267{i}"}
-                for i in range(count)
-            ]
-            response = await submit(api, tenant, people)
-        assert response.status_code == 200, response.text
-        job_id = response.json()["data"]["jobId"]
-        async with db.read() as session:
-            message = await session.scalar(select(OutboxMessage))
-        assert message is not None
-        return job_id, message.id
-
-
 async def scored_count(db: Database, job_id: str) -> int:
     async with db.read() as session:
         count = await session.scalar(
@@ -118,7 +95,10 @@ async def scored_count(db: Database, job_id: str) -> int:
 
 
 async def test_a_job_scores_nothing_while_a_request_is_served(settings: Settings) -> None:
-    job_id, outbox_id = await scoring_job(settings, 5)
+    people = [
+        {"firstName": "Ann", "lastName": f"Lee{i}", "phone": f"+1415555267{i}"} for i in range(5)
+    ]
+    job_id, outbox_id = await unprocessed_job(settings, people)
     waiting = asyncio.Event()
 
     async def sleep(seconds: float) -> None:

@@ -8,19 +8,16 @@ import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
 
-import httpx
 import pytest
 from sqlalchemy import select
 
-from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.enrichment.waterfall import Enrichment, EnrichmentRequest, FoundPhone
 from dialscore.jobs import enriching as jobs_enriching
 from dialscore.jobs import processing as jobs_processing
 from dialscore.kit.db import Database
-from dialscore.models import Contact, OutboxMessage
-from tests.conftest import SECRET
-from tests.support import job_status, make_tenant, state_of, submit
+from dialscore.models import Contact
+from tests.support import job_status, unprocessed_job
 
 # A failed attempt gives the job up: a second attempt takes it at once, lease or not.
 SETTINGS = jobs_processing.ProcessingSettings(batch_size=2, job_lease=timedelta(seconds=10))
@@ -61,23 +58,10 @@ class RecordingSource:
 async def enrichment_job(settings: Settings, count: int) -> tuple[str, int]:
     """(job id, its outbox message) of an enrichment job of ``count`` contacts that no
     worker processes."""
-    app = create_app(settings, run_worker=False)
-    async with app.router.lifespan_context(app):
-        db = state_of(app).db
-        tenant = await make_tenant(db, SECRET)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
-            people = [
-                {"firstName": "Ann", "lastName": f"Lee{i}", "companyAccount": "Acme"}
-                for i in range(count)
-            ]
-            response = await submit(api, tenant, people, kind="enrich")
-        assert response.status_code == 200, response.text
-        job_id = response.json()["data"]["jobId"]
-        async with db.read() as session:
-            message = await session.scalar(select(OutboxMessage))
-        assert message is not None
-        return job_id, message.id
+    people = [
+        {"firstName": "Ann", "lastName": f"Lee{i}", "companyAccount": "Acme"} for i in range(count)
+    ]
+    return await unprocessed_job(settings, people, kind="enrich")
 
 
 async def states(db: Database, job_id: str) -> list[tuple[str, str, str | None]]:
