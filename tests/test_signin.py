@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from argon2 import PasswordHasher
+
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.signin import service as signin
@@ -70,3 +72,11 @@ async def test_a_wrong_password_and_an_unknown_email_read_alike(
             now=utcnow(), policy=POLICY,
         )  # fmt: skip
     assert wrong == unknown == Refusal(signin.WRONG_CREDENTIALS, 0.0)
+
+
+def test_an_unknown_email_costs_a_hash_of_the_same_parameters_as_a_password() -> None:
+    # The hash verified for an unknown email is written out: were the hasher's parameters to
+    # change with the library, it would cost another time than a real password's.
+    assert signin.DUMMY_HASH.startswith("$argon2id$")
+    assert not PasswordHasher().check_needs_rehash(signin.DUMMY_HASH)
+    assert not signin.password_matches(None, PASSWORD)
