@@ -72,6 +72,20 @@ async def states(db: Database, job_id: str) -> list[tuple[str, str, str | None]]
         return [(str(c.fields["lastName"]), c.state, c.enrichment_contact_id) for c in contacts]
 
 
+async def keyed(db: Database, job_id: str) -> dict[str, tuple[str | None, str | None]]:
+    """The contacts with the keys enrichment finds earlier contacts by: by last name, their
+    last name key and first initial."""
+    async with db.read() as session:
+        contacts = await session.scalars(
+            select(Contact).where(Contact.job_id == job_id).order_by(Contact.ordinal)
+        )
+        return {
+            str(c.fields["lastName"]): (c.last_name_key, c.first_initial)
+            for c in contacts
+            if c.last_name_key is not None or c.company_key is not None
+        }
+
+
 async def test_each_batch_is_enriched_once_in_order(settings: Settings) -> None:
     job_id, outbox_id = await enrichment_job(settings, 5)
     db = Database(settings.resolved_database_url)
@@ -116,6 +130,9 @@ async def test_a_source_failing_on_a_later_batch_keeps_what_was_saved(settings: 
             ("Lee4", "pending", None),
         ]
         assert await job_status(db, job_id) == "Processing"
+        # Written with the score (P215): neither a pending contact nor a rejected one is
+        # searched for as an earlier contact.
+        assert await keyed(db, job_id) == {"Lee0": ("lee0", "a")}
 
         # The next attempt asks only for the contacts still pending.
         source = RecordingSource()
@@ -131,6 +148,7 @@ async def test_a_source_failing_on_a_later_batch_keeps_what_was_saved(settings: 
             "rejected",
             "scored",
         ]
+        assert list(await keyed(db, job_id)) == ["Lee0", "Lee2", "Lee4"]
     finally:
         await db.dispose()
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.compliance import Rules
 from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource
+from dialscore.identity.keys import record_keys
 from dialscore.jobs import callability, refunds
 from dialscore.jobs import repository as repo
 from dialscore.jobs.enriching import Enriched, EnrichedBatch, abandon, enriching
@@ -72,11 +73,23 @@ def _rejected(contact: ContactRow, now: datetime) -> dict[str, Any]:
 
 
 def _scored(
-    contact: ContactRow, score: ContactScore, enriched: Enriched, now: datetime
+    contact: ContactRow,
+    item: scoring.ScoringItem,
+    score: ContactScore,
+    enriched: Enriched,
+    now: datetime,
 ) -> dict[str, Any]:
+    # The keys enrichment finds a client's earlier contacts by: only scored ones are searched,
+    # so they are written with the score, from the person the scoring read (P215).
+    keys = record_keys(item.person)
     result: dict[str, Any] = {
         "id": contact.id,
         "state": "scored",
+        "last_name_key": keys.last_name,
+        "email_key": keys.email,
+        "linkedin_key": keys.linkedin,
+        "company_key": keys.company,
+        "first_initial": keys.initial,
         "phones": score.phones,
         "lead_status": score.lead_status,
         "best_phone": score.best_phone,
@@ -171,7 +184,8 @@ async def _score_and_save(
     await give_way()
     async with lease.db.read() as session:
         now = utcnow()
-        scores = iter(
+        scores = zip(
+            items,
             await scoring.score_items(
                 session,
                 job.client_id,
@@ -182,12 +196,13 @@ async def _score_and_save(
                 verifications=verifications,
                 verifiers=verifiers,
                 reassigned=checks,
-            )
+            ),
+            strict=True,
         )
         results = [
             _rejected(contact, now)
             if enriched is None
-            else _scored(contact, next(scores), enriched, now)
+            else _scored(contact, *next(scores), enriched, now)
             for contact, enriched in zip(batch, found, strict=True)
         ]
         scored = _apply(batch, results)

@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
-from dialscore.identity.keys import person_from_fields, record_keys
 from dialscore.jobs import repository as repo
 from dialscore.jobs.repository import ResultRow
 from dialscore.jobs.schemas import TERMINAL_STATES, Kind, NewContact, OpenedJob
@@ -63,7 +62,6 @@ def cost_of(plan: EffectivePlan, kind: Kind, contacts: Sequence[NewContact]) -> 
 
 def _contact_row(job: Job, ordinal: int, contact: NewContact, now: datetime) -> dict[str, Any]:
     fields = contact.fields
-    keys = record_keys(person_from_fields(fields))
     score = unscored(contact.phones)
     return {
         "id": new_id(),
@@ -77,11 +75,6 @@ def _contact_row(job: Job, ordinal: int, contact: NewContact, now: datetime) -> 
         "email": fields.get("email"),
         "company_account": fields.get("companyAccount"),
         "linkedin_url": fields.get("linkedInUrl"),
-        "last_name_key": keys.last_name,
-        "email_key": keys.email,
-        "linkedin_key": keys.linkedin,
-        "company_key": keys.company,
-        "first_initial": keys.initial,
         "fields": fields,
         "unmapped_fields": contact.unmapped,
         "phones": score.phones,
@@ -143,7 +136,7 @@ async def create_job(
 
     # The rows are built before the first write, the charge: on SQLite that write takes the
     # database's one write lock for the rest of the transaction, and building 1000 rows
-    # (keys, unscored phones, ids) would hold it from the worker and other requests (P210).
+    # (unscored phones, ids) would hold it from the worker and other requests (P210).
     # A job from a large uploaded file: its rows take seconds to build, so they are built
     # off the event loop and written a batch at a time, letting other requests run.
     built = rows() if len(contacts) <= INSERT_BATCH else await asyncio.to_thread(rows)

@@ -15,7 +15,12 @@ import structlog
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.identity.keys import company_identity_key, person_from_fields, person_name_key
+from dialscore.identity.keys import (
+    Person,
+    company_identity_key,
+    person_from_fields,
+    person_name_key,
+)
 from dialscore.kit.clock import utcnow
 from dialscore.scoring import repository as repo
 from dialscore.scoring.engine import DAY, ContactScore, score_parsed, tally_calls
@@ -73,7 +78,10 @@ def person_key(fields: Mapping[str, Any]) -> str:
 
 def number_keys(fields: Mapping[str, Any]) -> tuple[str | None, str]:
     """``(company_key, person_key)`` of a contact, from one reading of its fields."""
-    person = person_from_fields(fields)
+    return _number_keys(person_from_fields(fields))
+
+
+def _number_keys(person: Person) -> tuple[str | None, str]:
     company = company_identity_key(person)
     return (
         None if company is None else _bounded(company, COMPANY_KEY_COLUMN_WIDTH),
@@ -90,9 +98,14 @@ class ScoringItem:
     phones: Sequence[ParsedPhone]
 
     @functools.cached_property
+    def person(self) -> Person:
+        """The contact's fields read as a person, once: its keys of every kind come from it."""
+        return person_from_fields(self.fields)
+
+    @functools.cached_property
     def keys(self) -> tuple[str | None, str]:
         """``(company_key, person_key)``, read once: indexing and evidence both ask."""
-        return number_keys(self.fields)
+        return _number_keys(self.person)
 
 
 def item(
