@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import stat
-import subprocess
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,15 +19,14 @@ import psycopg
 import pytest
 
 from tests.processes import (
-    CLI_TIMEOUT,
     DATABASES,
     V2,
     base_env,
     cli_error,
     cli_json,
-    dialscore_command,
     fresh_postgres_database,
     processes,
+    run_cli,
 )
 from tests.web_session import hidden_fields, sign_in
 
@@ -115,18 +113,9 @@ class Cli:
     def with_stdin(self, stdin: str, *args: str) -> tuple[int, dict[str, Any]]:
         """Runs a command reading ``stdin``; its exit code and its one JSON object (stdout, or
         the error on stderr)."""
-        completed = subprocess.run(
-            [*dialscore_command(), *args],
-            input=stdin,
-            env=self.env,
-            cwd=self.cwd,
-            capture_output=True,
-            text=True,
-            timeout=CLI_TIMEOUT,
-            check=False,
-        )
+        completed = run_cli(list(args), env=self.env, cwd=self.cwd, stdin=stdin)
         shown = completed.stdout if completed.returncode == 0 else completed.stderr
-        assert shown.count("\n") == 1, (completed.stdout, completed.stderr)
+        assert shown.count("\n") == 1, completed.describe()
         payload: dict[str, Any] = json.loads(shown)
         return completed.returncode, payload
 
