@@ -5,7 +5,9 @@ with no internet."""
 
 from __future__ import annotations
 
+import gc
 import re
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from functools import cache
 from html.parser import HTMLParser
@@ -270,3 +272,16 @@ async def test_reference_pages_load_only_what_the_service_serves(
         suffix = address[address.rfind(".") :]
         assert asset.headers["content-type"].startswith(CONTENT_TYPES[suffix]), address
         assert int(asset.headers["content-length"]) > 1000, address
+
+
+async def test_an_app_is_freed_once_dropped(settings: Settings) -> None:
+    # FastAPI keeps the functions of routes in caches of its own: a route function that kept
+    # its app would keep every app a process makes (a test process makes hundreds, and
+    # collecting its garbage took seconds a pass).
+    application = create_app(settings, run_worker=False)
+    async with application.router.lifespan_context(application):
+        pass
+    dropped = weakref.ref(application)
+    del application
+    gc.collect()
+    assert dropped() is None

@@ -139,8 +139,13 @@ def _health_router() -> APIRouter:
 def _reference_pages(app: FastAPI) -> None:
     """``/docs`` (Swagger UI) and ``/redoc`` (Redoc), from the files FastAPIOffline serves
     (Redoc's without its logo), under ``REFERENCE_POLICY``."""
+    # The pages' functions keep what they show, not the app: FastAPI keeps the functions of
+    # routes in caches of its own, and an app they kept would outlive its use (a test
+    # process makes hundreds).
     openapi_url = app.openapi_url or "/openapi.json"
     oauth2_redirect_url = app.swagger_ui_oauth2_redirect_url
+    title = app.title
+    swagger_ui_parameters = app.swagger_ui_parameters
 
     def offline(page: HTMLResponse) -> HTMLResponse:
         page.headers["Content-Security-Policy"] = REFERENCE_POLICY
@@ -152,12 +157,12 @@ def _reference_pages(app: FastAPI) -> None:
         return offline(
             get_swagger_ui_html(
                 openapi_url=f"{root}{openapi_url}",
-                title=f"{app.title} - Swagger UI",
+                title=f"{title} - Swagger UI",
                 oauth2_redirect_url=oauth2_redirect_url,
                 swagger_js_url=f"{root}{REFERENCE_ASSETS}/swagger-ui-bundle.js",
                 swagger_css_url=f"{root}{REFERENCE_ASSETS}/swagger-ui.css",
                 swagger_favicon_url=f"{root}{REFERENCE_ASSETS}/favicon.png",
-                swagger_ui_parameters=app.swagger_ui_parameters,
+                swagger_ui_parameters=swagger_ui_parameters,
             )
         )
 
@@ -173,7 +178,7 @@ def _reference_pages(app: FastAPI) -> None:
         return offline(
             get_redoc_html(
                 openapi_url=f"{root}{openapi_url}",
-                title=f"{app.title} - ReDoc",
+                title=f"{title} - ReDoc",
                 redoc_js_url=f"{root}{REDOC_BUNDLE}",
                 redoc_favicon_url=f"{root}{REFERENCE_ASSETS}/favicon.png",
                 with_google_fonts=False,
