@@ -64,26 +64,30 @@ async def enrichment_job(settings: Settings, count: int) -> tuple[str, int]:
     return await unprocessed_job(settings, people, kind="enrich")
 
 
-async def states(db: Database, job_id: str) -> list[tuple[str, str, str | None]]:
+async def contacts_of(db: Database, job_id: str) -> list[Contact]:
+    """The job's contacts, in the order they were submitted."""
     async with db.read() as session:
         contacts = await session.scalars(
             select(Contact).where(Contact.job_id == job_id).order_by(Contact.ordinal)
         )
-        return [(str(c.fields["lastName"]), c.state, c.enrichment_contact_id) for c in contacts]
+        return list(contacts)
+
+
+async def states(db: Database, job_id: str) -> list[tuple[str, str, str | None]]:
+    return [
+        (str(c.fields["lastName"]), c.state, c.enrichment_contact_id)
+        for c in await contacts_of(db, job_id)
+    ]
 
 
 async def keyed(db: Database, job_id: str) -> dict[str, tuple[str | None, str | None]]:
     """The contacts with the keys enrichment finds earlier contacts by: by last name, their
     last name key and first initial."""
-    async with db.read() as session:
-        contacts = await session.scalars(
-            select(Contact).where(Contact.job_id == job_id).order_by(Contact.ordinal)
-        )
-        return {
-            str(c.fields["lastName"]): (c.last_name_key, c.first_initial)
-            for c in contacts
-            if c.last_name_key is not None or c.company_key is not None
-        }
+    return {
+        str(c.fields["lastName"]): (c.last_name_key, c.first_initial)
+        for c in await contacts_of(db, job_id)
+        if c.last_name_key is not None or c.company_key is not None
+    }
 
 
 async def test_each_batch_is_enriched_once_in_order(settings: Settings) -> None:
