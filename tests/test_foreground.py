@@ -1,10 +1,11 @@
-"""Requests first (P211): the API counts the requests it serves with a unit of work, and a job
+"""Requests first (P211, P216): the API counts the requests it serves, and a job
 of the same process waits while there are any, each wait bounded."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -138,5 +139,30 @@ async def test_the_api_counts_a_submission_while_it_is_served(
         api, tenant, [{"firstName": "A", "lastName": "B", "phone": "+14155552671"}]
     )
     assert response.status_code == 200, response.text
+    # Counted by its unit of work and, around it, by the middleware (P216).
+    assert len(counts) == 1
+    assert counts[0] >= 1
+    assert state.foreground.serving_count == 0
+
+
+async def test_a_request_that_writes_counts_while_its_body_is_read(
+    app: Any, api: httpx.AsyncClient
+) -> None:
+    """P216: from its first byte, before the body is parsed and checked, not only while its
+    unit of work is open; a read is never counted."""
+    state = state_of(app)
+    tenant = await make_tenant(state.db, SECRET)
+    counts: list[int] = []
+
+    async def body() -> AsyncIterator[bytes]:
+        counts.append(state.foreground.serving_count)
+        yield b'{"contacts": [{"firstName": "A", "lastName": "B", "phone": "+14155552671"}]}'
+
+    response = await api.post(
+        "/api/public/v2/contacts/score", content=body(), headers=tenant.headers
+    )
+    assert response.status_code == 200, response.text
     assert counts == [1]
+    reading = await api.get("/api/public/v2/jobs", headers=tenant.headers)
+    assert reading.status_code == 200
     assert state.foreground.serving_count == 0

@@ -37,6 +37,7 @@ from dialscore.jobs.events import document_events
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState, StateDep
 from dialscore.kit.errors import install_error_handlers
+from dialscore.kit.foreground import ServingWrites
 from dialscore.kit.http import BodySizeLimit
 from dialscore.kit.logging import configure_logging
 from dialscore.kit.openapi import (
@@ -286,6 +287,8 @@ def create_app(settings: Settings, *, run_worker: bool = True) -> FastAPI:
         app.add_middleware(RateLimitMiddleware, limiter=limiter)
     # Added last, so outermost: the limiter's own answers (429, 503) get the headers too.
     app.add_middleware(DeprecationMiddleware)
+    # A request that may write holds the in-process worker back from its first byte (P216).
+    app.add_middleware(ServingWrites)
     # Outermost of all: every answer is counted, the deprecated paths' and limiter's too.
     install_metrics(app, settings)
 

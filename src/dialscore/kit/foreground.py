@@ -1,5 +1,6 @@
-"""Requests before background work in one process: the count of requests being served, and
-the short wait a job's steps take while there are any (P211)."""
+"""Requests before background work in one process: the count of requests being served, the
+short wait a job's steps take while there are any (P211), and the middleware that counts a
+request that may write for all of its time (P216)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 # The longest a step of background work waits for the requests being served.
 MOST_SECONDS = 0.5
 # How often a waiting step looks whether they are done.
@@ -16,11 +19,12 @@ STEP_SECONDS = 0.005
 
 
 class Foreground:
-    """The requests this process is serving with a unit of work. The API counts them
-    (``serving``) on its event loop; a job run by a worker of the same process, on another
-    thread, gives way (``give_way``) before each step of a batch: both share one interpreter,
-    and a step run meanwhile takes the CPU, and on SQLite the write lock, from the request.
-    A process that serves no requests (``dialscore worker``) never waits."""
+    """The requests this process is serving that may write (P216) or hold a unit of work.
+    The API counts them (``serving``) on its event loop; a job run by a worker of the same
+    process, on another thread, gives way (``give_way``) before each step of a batch: both
+    share one interpreter, and a step run meanwhile takes the CPU, and on SQLite the write
+    lock, from the request. A process that serves no requests (``dialscore worker``) never
+    waits."""
 
     def __init__(
         self,
@@ -68,3 +72,27 @@ class Foreground:
 async def never_wait() -> float:
     """``give_way`` of a process that serves no requests."""
     return 0.0
+
+
+# Methods that change nothing: their requests are not counted (P211).
+READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class ServingWrites:
+    """ASGI middleware counting a request that may write (any method but
+    ``READING_METHODS``) as served from its first byte to its answer's last: reading and
+    checking its body, and making its answer, take the CPU from it as much as its unit of
+    work does (P216). Before the application's lifespan has made its state, nothing is
+    counted."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = getattr(scope["app"].state, "dialscore", None)
+        if state is None or scope["type"] != "http" or scope["method"] in READING_METHODS:
+            await self.app(scope, receive, send)
+            return
+        foreground: Foreground = state.foreground
+        with foreground.serving():
+            await self.app(scope, receive, send)
