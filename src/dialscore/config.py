@@ -41,7 +41,7 @@ class Settings(BaseSettings):
     # The longest an idle worker waits before it looks in the broker (Redis) again, and an
     # idle worker thread before it checks for shutdown: a message published then waits at
     # most this long to be taken.
-    worker_poll_ms: int = Field(default=100, ge=10)
+    worker_poll_ms: int = Field(default=40, ge=10)
     # How long an outbox message may go without word from the worker holding it before it is
     # published again: a message waiting in the broker, or a task whose worker died. A running
     # task renews it every third of this.
