@@ -18,10 +18,19 @@ from sqlalchemy import func, select
 from dialscore.accounts import service as accounts
 from dialscore.app import create_app
 from dialscore.config import Settings
+from dialscore.jobs import intake
+from dialscore.jobs import repository as jobs_repository
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.deps import AppState
-from dialscore.models import CreditLedgerEntry, Job, OutboxMessage, Plan, WebhookDelivery
+from dialscore.models import (
+    ContactIntake,
+    CreditLedgerEntry,
+    Job,
+    OutboxMessage,
+    Plan,
+    WebhookDelivery,
+)
 from dialscore.webhooks import claims
 
 V2 = "/api/public/v2"
@@ -174,6 +183,16 @@ async def job_status(db: Database, job_id: str) -> str:
         job = await session.get(Job, job_id)
         assert job is not None
         return job.status
+
+
+async def write_kept_contacts(db: Database) -> None:
+    """Writes as rows the contacts that jobs still keep as submitted (P218), as their worker
+    or a read of them would: for a test that reads the contacts table itself."""
+    async with db.unit_of_work() as session:
+        for job_id in set(await session.scalars(select(ContactIntake.job_id))):
+            job = await session.get(Job, job_id)
+            if job is not None and await jobs_repository.lock_job(session, job_id):
+                await intake.write_rows(session, job)
 
 
 async def ledger_sum(db: Database, client_id: str) -> Decimal:

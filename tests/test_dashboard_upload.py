@@ -23,7 +23,7 @@ from dialscore.kit.db import Database
 from dialscore.models import Contact, Job, Upload
 from dialscore.worker.housekeeping import Housekeeping
 from tests.conftest import SECRET
-from tests.support import Tenant, add_user, make_tenant, settle
+from tests.support import Tenant, add_user, make_tenant, settle, write_kept_contacts
 from tests.web_forms import sign_in_user
 
 MAX_ROWS = 6
@@ -136,6 +136,7 @@ async def test_an_upload_starts_one_app_job_with_its_columns_and_rows(
     assert "Download rejected rows (CSV)" in result.text
     assert "<td>Dee</td>" in result.text and "<td>No last name</td>" in result.text
 
+    await write_kept_contacts(db)
     async with db.unit_of_work() as session:
         job = await session.get(Job, job_id)
         assert job is not None

@@ -110,11 +110,12 @@ async def test_a_job_scores_nothing_while_a_request_is_served(settings: Settings
                 )
             )
             await asyncio.wait_for(waiting.wait(), timeout=30)
-            # Many looks later, the job still waits, having scored nothing.
+            # Many looks later, the job still waits, having scored nothing (its contacts
+            # may not even have their rows yet, P218).
             for _ in range(50):
                 await asyncio.sleep(0)
             assert not run.done()
-            assert {state for _, state, _ in await states(db, job_id)} == {"pending"}
+            assert {state for _, state, _ in await states(db, job_id)} <= {"pending"}
         assert await asyncio.wait_for(run, timeout=60) == "Finalized"
         assert [state for _, state, _ in await states(db, job_id)] == ["scored"] * 5
         assert await job_status(db, job_id) == "Finalized"

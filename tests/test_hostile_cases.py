@@ -15,7 +15,7 @@ from sqlalchemy import select
 from dialscore.config import Settings
 from dialscore.kit.db import Database
 from dialscore.models import Contact
-from tests.support import V2, Tenant, assert_error, contact, settle
+from tests.support import V2, Tenant, assert_error, contact, settle, write_kept_contacts
 from tests.test_hostile_input import RECEIVER, _dumps
 
 REPLAYED = "Idempotent-Replayed"
@@ -121,6 +121,7 @@ async def test_nul_and_lone_surrogates_reject_their_record_alone(
             again = await post_raw(api, tenant, path, body, **key)
             assert again.headers.get(REPLAYED) == "true"
             assert again.json() == answer
+    await write_kept_contacts(db)
     async with db.read() as session:
         stored = (await session.scalars(select(Contact.fields))).all()
     assert [fields["firstName"] for fields in stored] == ["Ann"] * len(SUBMISSIONS)
@@ -206,6 +207,7 @@ async def test_urls_are_stored_and_echoed_normalised(
     element = contact(callbackUrl="HTTP://[0:0::1]:9/Hook#x")
     answer = await post_raw(api, tenant, "/api/contacts/score", _dumps({"contacts": [element]}))
     assert answer.json()["data"]["acceptedRecordCount"] == 1, answer.text
+    await write_kept_contacts(db)
     async with db.read() as session:
         assert (await session.scalars(select(Contact.callback_url))).all() == [
             "http://[::1]:9/Hook"

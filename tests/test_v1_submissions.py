@@ -26,6 +26,7 @@ from tests.support import (
     make_tenant,
     many_contacts,
     settle,
+    write_kept_contacts,
 )
 
 SCORE = "/api/contacts/score"
@@ -252,6 +253,7 @@ async def test_callback_urls_follow_the_webhook_url_rules(
 async def settle_job_without_callbacks(
     api: httpx.AsyncClient, db: Database, tenant: Tenant, job_id: str
 ) -> None:
+    await write_kept_contacts(db)
     async with db.read() as session:
         urls = await session.scalars(select(Contact.callback_url).where(Contact.job_id == job_id))
         assert urls.all() == [None]

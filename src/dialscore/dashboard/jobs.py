@@ -113,9 +113,11 @@ async def show_job(
     request: Request, job_id: str, user: SignedIn, session: ReadSession, state: StateDep
 ) -> HTMLResponse:
     job = await _own_job(session, user, job_id)
-    summary = await _summary(session, job)
     page = PageRequest(_page_number(request.query_params.get("page")), CONTACTS_PER_PAGE)
-    contacts, total = await service.job_contacts(session, user.principal, job.id, page)
+    # First: it writes the rows of contacts the worker has not come to yet, which the
+    # summary counts (P218).
+    contacts, total = await service.job_contacts(state.db, session, user.principal, job.id, page)
+    summary = await _summary(session, job)
     # Each phone's call verdict as of this page (P177).
     now = callability.verdict_now()
     verdicts = await callability.with_verdicts(

@@ -107,7 +107,7 @@ async def get_job_contacts(
     shape as the `job.contact.scored` event: use it to backfill a missed delivery. Each
     phone's call verdict (`callableNow`, `nextCallableAt` …) is as of this request (P177)."""
     request = PageRequest(page, limit)
-    contacts, total = await service.job_contacts(session, principal, jobId, request)
+    contacts, total = await service.job_contacts(state.db, session, principal, jobId, request)
     presented = await callability.present_with_verdicts(
         session,
         client_id=principal.client_id,

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.compliance import Rules
 from dialscore.enrichment.waterfall import NO_DATA_FOUND, EnrichmentSource
 from dialscore.identity.keys import record_keys
-from dialscore.jobs import callability, refunds
+from dialscore.jobs import callability, intake, refunds
 from dialscore.jobs import repository as repo
 from dialscore.jobs.enriching import Enriched, EnrichedBatch, abandon, enriching
 from dialscore.jobs.events import JobCompletedPayload
@@ -371,6 +371,13 @@ async def _process(
     db, job_id = lease.db, job.id
     rules = callability.rules_in_force(settings.compliance_rules)
     learnt = callability.JobLearnt(job.client_id)
+    # The contacts kept as submitted are written as rows first, a group a transaction (P218).
+    async with db.read() as session:
+        groups = await repo.intake_groups(session, job_id)
+    for first in groups:
+        await give_way()
+        async with lease.holding() as session:
+            await intake.write_rows(session, job, first=first)
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
     # They are read, parsed and keyed before the transaction that writes them (P210).

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from dialscore.enrichment.waterfall import Tally
 from dialscore.jobs.schemas import ContactRow
 from dialscore.kit.db import changed_rows, table_of, upsert
-from dialscore.models import Contact, EnrichmentTally, Job, RejectedRow
+from dialscore.models import Contact, ContactIntake, EnrichmentTally, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
 
@@ -70,6 +70,51 @@ async def insert_contacts(session: AsyncSession, rows: list[dict[str, Any]]) -> 
     which was 5 % of a 1000-contact submission's instructions."""
     if rows:
         await session.execute(insert(table_of(Contact)), rows)
+
+
+async def add_intake(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """Inserts a job's contacts as submitted (P218), rows of ``jobs.intake.intake_rows``."""
+    if rows:
+        await session.execute(insert(table_of(ContactIntake)), rows)
+
+
+async def has_intake(session: AsyncSession, job_id: str) -> bool:
+    """Whether some of the job's contacts are still kept as submitted, without rows."""
+    found = await session.scalar(
+        select(ContactIntake.first_ordinal).where(ContactIntake.job_id == job_id).limit(1)
+    )
+    return found is not None
+
+
+async def intake_groups(session: AsyncSession, job_id: str) -> list[int]:
+    """The first ordinals of the job's groups of contacts kept as submitted, in order."""
+    firsts = await session.scalars(
+        select(ContactIntake.first_ordinal)
+        .where(ContactIntake.job_id == job_id)
+        .order_by(ContactIntake.first_ordinal)
+    )
+    return list(firsts)
+
+
+async def take_intake(
+    session: AsyncSession, job_id: str, *, first: int | None = None
+) -> list[tuple[int, list[dict[str, Any]]]]:
+    """Removes and returns the job's groups of contacts kept as submitted (all, or the one
+    whose first ordinal is ``first``) as (first ordinal, records), in order."""
+    conditions = [ContactIntake.job_id == job_id]
+    if first is not None:
+        conditions.append(ContactIntake.first_ordinal == first)
+    groups = await session.execute(
+        select(ContactIntake.first_ordinal, ContactIntake.contacts)
+        .where(*conditions)
+        .order_by(ContactIntake.first_ordinal)
+    )
+    taken = [(first_ordinal, records) for first_ordinal, records in groups]
+    if taken:
+        await session.execute(
+            delete(ContactIntake).where(*conditions).execution_options(synchronize_session=False)
+        )
+    return taken
 
 
 async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: datetime) -> bool:
@@ -152,11 +197,16 @@ def contact_ids_of(job_id: str) -> Select[str]:
 
 
 async def delete_job(session: AsyncSession, job_id: str) -> int:
-    """Deletes the job, its contacts (their results with them) and the rows of its file it
-    left out; how many contacts."""
+    """Deletes the job, its contacts (their results with them, and those still kept as
+    submitted) and the rows of its file it left out; how many contacts had rows."""
     await session.execute(
         delete(RejectedRow)
         .where(RejectedRow.job_id == job_id)
+        .execution_options(synchronize_session=False)
+    )
+    await session.execute(
+        delete(ContactIntake)
+        .where(ContactIntake.job_id == job_id)
         .execution_options(synchronize_session=False)
     )
     contacts = await session.execute(

@@ -8,24 +8,25 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import EffectivePlan, Principal
+from dialscore.jobs import intake
 from dialscore.jobs import repository as repo
 from dialscore.jobs.repository import ResultRow
 from dialscore.jobs.schemas import TERMINAL_STATES, Kind, NewContact, OpenedJob
 from dialscore.kit import metrics
 from dialscore.kit.clock import new_id, require_uuid
+from dialscore.kit.db import Database
 from dialscore.kit.errors import BadRequest, Conflict, Forbidden, NotFound
 from dialscore.kit.pagination import PageRequest
 from dialscore.models import Contact, Job
 from dialscore.outbox import messages as outbox
 from dialscore.scoring import service as scoring_service
-from dialscore.scoring.engine import PHONE_STATUSES, unscored
+from dialscore.scoring.engine import PHONE_STATUSES
 from dialscore.scoring.numbers import enriched_numbers, parse_contact_phones
 from dialscore.uploads import service as uploads
 from dialscore.webhooks import retention as webhook_retention
@@ -33,8 +34,6 @@ from dialscore.webhooks import retention as webhook_retention
 log = structlog.get_logger(__name__)
 
 PROCESS_JOB = "process_job"
-# Contacts written in one statement; a request's contacts (at most 1000) always are.
-INSERT_BATCH = 1000
 
 _FEATURES: dict[tuple[Kind, str], tuple[str, str]] = {
     ("scoring", "lightning"): ("lightning_scoring", "lightning scoring"),
@@ -60,35 +59,6 @@ def cost_of(plan: EffectivePlan, kind: Kind, contacts: Sequence[NewContact]) -> 
     return len(contacts), plan.cost_per_contact * len(contacts)
 
 
-def _contact_row(job: Job, ordinal: int, contact: NewContact, now: datetime) -> dict[str, Any]:
-    fields = contact.fields
-    score = unscored(contact.phones)
-    return {
-        "id": new_id(),
-        "job_id": job.id,
-        "client_id": job.client_id,
-        "user_id": job.user_id,
-        "ordinal": ordinal,
-        "state": "pending",
-        "first_name": fields.get("firstName"),
-        "last_name": fields.get("lastName"),
-        "email": fields.get("email"),
-        "company_account": fields.get("companyAccount"),
-        "linkedin_url": fields.get("linkedInUrl"),
-        "fields": fields,
-        "unmapped_fields": contact.unmapped,
-        "phones": score.phones,
-        "lead_status": score.lead_status,
-        "best_phone": None,
-        "callback_url": contact.callback_url,
-        "enrichment_contact_id": contact.enrichment_contact_id,
-        "enriched_types": contact.enriched_types,
-        "source_row": contact.source_row,
-        "created_at": now,
-        "updated_at": now,
-    }
-
-
 async def create_job(
     session: AsyncSession,
     *,
@@ -105,9 +75,9 @@ async def create_job(
     upload_columns: list[str] | None = None,
 ) -> OpenedJob:
     """Charges the contacts (D9: scoring per valid distinct phone, enrichment per contact)
-    and creates their job, its contacts and the message that starts processing, in the
-    caller's transaction; no job when there are no contacts (P1). A job made from an uploaded
-    file keeps the file's header in ``upload_columns``."""
+    and creates their job, its contacts as submitted (P218) and the message that starts
+    processing, in the caller's transaction; no job when there are no contacts (P1). A job
+    made from an uploaded file keeps the file's header in ``upload_columns``."""
     units, cost = cost_of(principal.plan, kind, contacts)
     if not contacts:
         remaining = await accounts.current_balance(session, principal.client_id)
@@ -131,15 +101,16 @@ async def create_job(
         updated_at=now,
     )
 
-    def rows() -> list[dict[str, Any]]:
-        return [_contact_row(job, i, c, now) for i, c in enumerate(contacts, start=1)]
-
-    # The rows are built before the first write, the charge: on SQLite that write takes the
-    # database's one write lock for the rest of the transaction, and building 1000 rows
-    # (unscored phones, ids) would hold it from the worker and other requests (P210).
-    # A job from a large uploaded file: its rows take seconds to build, so they are built
-    # off the event loop and written a batch at a time, letting other requests run.
-    built = rows() if len(contacts) <= INSERT_BATCH else await asyncio.to_thread(rows)
+    # The contacts are kept as submitted, a row for each 1000, and written as rows of their
+    # own by the worker (P218). Those rows are built before the first write, the charge: on
+    # SQLite that write takes the database's one write lock for the rest of the transaction,
+    # and building them would hold it from the worker and other requests (P210). A job from
+    # a large uploaded file: its rows take seconds to build, so they are built off the event
+    # loop, letting other requests run.
+    if len(contacts) <= intake.GROUP:
+        built = intake.intake_rows(job.id, contacts)
+    else:
+        built = await asyncio.to_thread(intake.intake_rows, job.id, contacts)
     remaining = await accounts.charge(
         session,
         client_id=principal.client_id,
@@ -151,8 +122,7 @@ async def create_job(
     )
     repo.add_job(session, job)
     await session.flush()
-    for start in range(0, len(built), INSERT_BATCH):
-        await repo.insert_contacts(session, built[start : start + INSERT_BATCH])
+    await repo.add_intake(session, built)
     outbox.enqueue(session, PROCESS_JOB, {"job_id": job.id})
     metrics.observe_submission(job_type, source, total=total, accepted=len(contacts))
     return OpenedJob(job.id, cost, remaining, units, len(contacts))
@@ -224,12 +194,12 @@ async def erase_job(
     cancelled = await webhook_retention.erase_job_deliveries(session, job.id, now=now)
     await uploads.forget_of_job(session, user_id=job.user_id, job_id=job.id)
     await outbox.discard(session, PROCESS_JOB, key="job_id", value=job.id)
-    contacts = await repo.delete_job(session, job.id)
+    await repo.delete_job(session, job.id)
     log.info(
         "erased a job",
         job_id=job.id,
         status=job.status,
-        contacts=contacts,
+        contacts=job.accepted_count,
         deliveries_cancelled=cancelled,
     )
     return job
@@ -248,9 +218,12 @@ async def list_jobs(
 
 
 async def job_contacts(
-    session: AsyncSession, principal: Principal, job_id: str, page: PageRequest
+    db: Database, session: AsyncSession, principal: Principal, job_id: str, page: PageRequest
 ) -> tuple[Sequence[Contact], int]:
+    """A page of the principal's job's contacts in order, and how many it has; those the
+    worker has not written as rows yet are written first (P218)."""
     job = await job_of(session, principal, job_id)
+    await intake.rows_ready(db, session, job)
     contacts = await repo.list_contacts(
         session, job_id=job.id, offset=page.offset, limit=page.limit
     )

@@ -11,7 +11,7 @@ from dialscore.models.enrichment import (
     EnrichmentTally,
 )
 from dialscore.models.idempotency import IdempotencyRecord
-from dialscore.models.jobs import Contact, Job, RejectedRow
+from dialscore.models.jobs import Contact, ContactIntake, Job, RejectedRow
 from dialscore.models.outbox import OutboxMessage
 from dialscore.models.scoring import (
     CallHourTally,
@@ -35,6 +35,7 @@ __all__ = [
     "ClientProviderKey",
     "CompanyLine",
     "Contact",
+    "ContactIntake",
     "ContactNumber",
     "CreditLedgerEntry",
     "DirectoryCompanyDomain",

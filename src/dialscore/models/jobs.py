@@ -121,3 +121,17 @@ class RejectedRow(Base):
     row_index: Mapped[int] = mapped_column(Integer)
     cells: Mapped[list[str]] = mapped_column(JSON)
     reason: Mapped[str] = mapped_column(Text)
+
+
+class ContactIntake(Base):
+    """Up to 1000 contacts of a job as they were accepted, not yet written as contact rows
+    (P218): a submission writes one such row instead of a row for each contact, and the
+    worker (or a read of the job's contacts, if it comes first) writes their rows."""
+
+    __tablename__ = "contact_intake"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"), primary_key=True)
+    # The ordinal of the first of ``contacts``; the others follow it in order.
+    first_ordinal: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    # Each contact as ``jobs.intake.intake_record`` keeps it.
+    contacts: Mapped[list[dict[str, Any]]] = mapped_column(JSON)

@@ -1,0 +1,141 @@
+"""A job's accepted contacts are kept as submitted until their rows are written (P218): by the
+worker that takes the job, or by a read of them that comes first. Either way every contact is
+there, in order, with one id from then on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from dialscore.accounts import service as accounts
+from dialscore.accounts.schemas import Principal
+from dialscore.app import create_app
+from dialscore.config import Settings
+from dialscore.jobs import processing
+from dialscore.kit.clock import utcnow
+from dialscore.kit.db import Database
+from dialscore.models import ContactIntake, OutboxMessage
+from dialscore.submissions import service as submissions
+from tests.conftest import SECRET
+from tests.support import V2, Tenant, contact, make_tenant, many_contacts, state_of, submit
+from tests.test_job_batches import contacts_of
+
+PROCESSING = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
+
+
+async def intake_of(db: Database, job_id: str) -> list[int]:
+    """The first ordinals of the job's groups of contacts kept as submitted."""
+    async with db.read() as session:
+        firsts = await session.scalars(
+            select(ContactIntake.first_ordinal)
+            .where(ContactIntake.job_id == job_id)
+            .order_by(ContactIntake.first_ordinal)
+        )
+        return list(firsts)
+
+
+async def process(db: Database, job_id: str) -> str | None:
+    async with db.read() as session:
+        messages = (await session.scalars(select(OutboxMessage))).all()
+    (message,) = [m for m in messages if m.payload.get("job_id") == job_id]
+    return await processing.process_job(
+        db, job_id=job_id, outbox_id=message.id, settings=PROCESSING
+    )
+
+
+@asynccontextmanager
+async def without_worker(
+    settings: Settings,
+) -> AsyncIterator[tuple[Database, httpx.AsyncClient, Tenant]]:
+    """The API of an app that runs no worker, a tenant of it, and its database."""
+    app = create_app(settings, run_worker=False)
+    async with app.router.lifespan_context(app):
+        db = state_of(app).db
+        tenant = await make_tenant(db, SECRET)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
+            yield db, api, tenant
+
+
+async def job_page(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
+    response = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
+    assert response.status_code == 200, response.text
+    contacts: list[dict[str, Any]] = response.json()["data"]["contacts"]
+    return contacts
+
+
+async def test_the_worker_writes_the_rows_of_every_group_in_order(settings: Settings) -> None:
+    # More than a request may hold, as an uploaded file gives.
+    people = many_contacts(1001)
+    async with without_worker(settings) as (db, _, tenant):
+        async with db.unit_of_work() as session:
+            plan = await accounts.client_plan(session, client_id=tenant.client_id)
+            principal = Principal(tenant.user_id, tenant.client_id, "admin", None, plan)
+            submitted = await submissions.submit(
+                session,
+                principal=principal,
+                kind="scoring",
+                contacts=people,
+                scoring_type="lightning",
+                name=None,
+                now=utcnow(),
+            )
+        job_id = submitted.opened.job_id
+        assert job_id is not None
+        # The submission wrote no contact row: its contacts are kept in two groups.
+        assert await contacts_of(db, job_id) == []
+        assert await intake_of(db, job_id) == [1, 1001]
+
+        assert await process(db, job_id) == "Finalized"
+        contacts = await contacts_of(db, job_id)
+        assert [c.ordinal for c in contacts] == list(range(1, 1002))
+        assert [c.fields["lastName"] for c in contacts] == [p["lastName"] for p in people]
+        assert {c.state for c in contacts} == {"scored"}
+        assert await intake_of(db, job_id) == []
+
+
+async def test_a_read_before_the_worker_writes_the_rows_with_ids_that_stay(
+    settings: Settings,
+) -> None:
+    people = [
+        contact(last="Lee0", phone="+14155552670", department="Sales"),
+        contact(last="Lee1", phone="+14155552671"),
+        contact(last="Lee2", phone="+14155552672"),
+    ]
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, people)
+        job_id = response.json()["data"]["jobId"]
+        first = await job_page(api, tenant, job_id)
+        assert await intake_of(db, job_id) == []
+        second = await job_page(api, tenant, job_id)
+
+        ids = [c["id"] for c in first]
+        assert [c["id"] for c in second] == ids
+        assert len(set(ids)) == 3
+        assert [c["lastName"] for c in first] == ["Lee0", "Lee1", "Lee2"]
+        assert [c["leadStatus"] for c in first] == ["Uncontacted"] * 3
+        assert [c["phone"] for c in first] == ["+14155552670", "+14155552671", "+14155552672"]
+        assert first[0]["unmappedFields"] == {"department": "Sales"}
+        assert first[1]["unmappedFields"] == {}
+
+        # The worker scores those same contacts.
+        assert await process(db, job_id) == "Finalized"
+        scored = await job_page(api, tenant, job_id)
+        assert [c["id"] for c in scored] == ids
+        assert all(c["leadStatus"] != "Uncontacted" for c in scored)
+
+
+async def test_erasing_a_job_removes_the_contacts_it_still_keeps(settings: Settings) -> None:
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, many_contacts(3))
+        job_id = response.json()["data"]["jobId"]
+        assert await intake_of(db, job_id) == [1]
+        erased = await api.delete(f"{V2}/jobs/{job_id}", headers=tenant.headers)
+        assert erased.status_code in (200, 204), erased.text
+        assert await intake_of(db, job_id) == []
+        assert (await api.get(f"{V2}/jobs/{job_id}", headers=tenant.headers)).status_code == 404
