@@ -21,7 +21,8 @@ def text_problem(text: str) -> str | None:
     """What is wrong with ``text``, to follow its field's name; None when nothing is."""
     if "\x00" in text:
         return NUL_PROBLEM
-    if _SURROGATE.search(text) is not None:
+    # ASCII text, most of what is sent, holds no surrogate: its search is skipped.
+    if not text.isascii() and _SURROGATE.search(text) is not None:
         return SURROGATE_PROBLEM
     return None
 
