@@ -87,9 +87,9 @@ async def test_the_worker_writes_the_rows_of_every_group_in_order(settings: Sett
             )
         job_id = submitted.opened.job_id
         assert job_id is not None
-        # The submission wrote no contact row: its contacts are kept in two groups.
+        # The submission wrote no contact row: its contacts are kept in groups of 250.
         assert await contacts_of(db, job_id) == []
-        assert await intake_of(db, job_id) == [1, 1001]
+        assert await intake_of(db, job_id) == [1, 251, 501, 751, 1001]
 
         assert await process(db, job_id) == "Finalized"
         contacts = await contacts_of(db, job_id)

@@ -1,6 +1,6 @@
 """A job's accepted contacts kept as they were submitted until their rows are written (P218).
 
-A submission writes its accepted contacts as one row of ``contact_intake`` for each 1000,
+A submission writes its accepted contacts as one row of ``contact_intake`` for each 250,
 in its own transaction with the charge and the job: writing a row for each contact was half
 of a 1000-contact submission's time. The worker that takes the job writes their contact
 rows first, a group a transaction; a read of the job's contacts that comes before it writes
@@ -22,8 +22,10 @@ from dialscore.kit.db import Database
 from dialscore.models import Job
 from dialscore.scoring.engine import unscored
 
-# Contacts kept in one intake row, and written as contact rows in one statement.
-GROUP = 1000
+# Contacts kept in one intake row, and written as contact rows in one transaction: as many
+# as a batch of the job by default, so that the worker's write of them holds SQLite's write
+# lock from a request no longer than a batch's does.
+GROUP = 250
 # The parts of a contact that are left out of its record when they have no value.
 _OPTIONAL = ("unmapped", "callback_url", "enrichment_contact_id", "enriched_types", "source_row")
 

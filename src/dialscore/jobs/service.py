@@ -101,7 +101,7 @@ async def create_job(
         updated_at=now,
     )
 
-    # The contacts are kept as submitted, a row for each 1000, and written as rows of their
+    # The contacts are kept as submitted, a row for each 250, and written as rows of their
     # own by the worker (P218). Those rows are built before the first write, the charge: on
     # SQLite that write takes the database's one write lock for the rest of the transaction,
     # and building them would hold it from the worker and other requests (P210). A job from

@@ -124,7 +124,7 @@ class RejectedRow(Base):
 
 
 class ContactIntake(Base):
-    """Up to 1000 contacts of a job as they were accepted, not yet written as contact rows
+    """Up to 250 contacts of a job as they were accepted, not yet written as contact rows
     (P218): a submission writes one such row instead of a row for each contact, and the
     worker (or a read of the job's contacts, if it comes first) writes their rows."""
 
