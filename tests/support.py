@@ -211,24 +211,39 @@ async def submit(
     )
 
 
-async def unprocessed_job(
-    settings: Settings, people: list[dict[str, Any]], *, kind: str = "score"
-) -> tuple[str, int]:
-    """(job id, the outbox message that starts it) of a job of ``people`` submitted to an app
-    without a worker, so that nothing processes it."""
+@asynccontextmanager
+async def without_worker(
+    settings: Settings,
+) -> AsyncIterator[tuple[Database, httpx.AsyncClient, Tenant]]:
+    """The database, the API and a tenant of an app that runs no worker: nothing it is sent
+    is processed."""
     app = create_app(settings, run_worker=False)
     async with app.router.lifespan_context(app):
         db = state_of(app).db
         tenant = await make_tenant(db, settings.resolved_secret_key)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
-            response = await submit(api, tenant, people, kind=kind)
+            yield db, api, tenant
+
+
+async def start_message(db: Database, job_id: str) -> int:
+    """The id of the outbox message that starts the job's processing."""
+    async with db.read() as session:
+        messages = (await session.scalars(select(OutboxMessage))).all()
+    (message,) = [m for m in messages if m.payload.get("job_id") == job_id]
+    return message.id
+
+
+async def unprocessed_job(
+    settings: Settings, people: list[dict[str, Any]], *, kind: str = "score"
+) -> tuple[str, int]:
+    """(job id, the outbox message that starts it) of a job of ``people`` submitted to an app
+    without a worker, so that nothing processes it."""
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, people, kind=kind)
         assert response.status_code == 200, response.text
         job_id: str = response.json()["data"]["jobId"]
-        async with db.read() as session:
-            messages = (await session.scalars(select(OutboxMessage))).all()
-    (message,) = [m for m in messages if m.payload.get("job_id") == job_id]
-    return job_id, message.id
+        return job_id, await start_message(db, job_id)
 
 
 def assert_error(response: httpx.Response, status: int) -> str:

@@ -4,8 +4,6 @@ there, in order, with one id from then on."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -14,15 +12,13 @@ from sqlalchemy import select
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
-from dialscore.app import create_app
 from dialscore.config import Settings
 from dialscore.jobs import processing
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.models import ContactIntake, OutboxMessage
+from dialscore.models import ContactIntake
 from dialscore.submissions import service as submissions
-from tests.conftest import SECRET
-from tests.support import V2, Tenant, contact, make_tenant, many_contacts, state_of, submit
+from tests.support import V2, Tenant, contact, many_contacts, start_message, submit, without_worker
 from tests.test_job_batches import contacts_of
 
 PROCESSING = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
@@ -40,26 +36,9 @@ async def intake_of(db: Database, job_id: str) -> list[int]:
 
 
 async def process(db: Database, job_id: str) -> str | None:
-    async with db.read() as session:
-        messages = (await session.scalars(select(OutboxMessage))).all()
-    (message,) = [m for m in messages if m.payload.get("job_id") == job_id]
     return await processing.process_job(
-        db, job_id=job_id, outbox_id=message.id, settings=PROCESSING
+        db, job_id=job_id, outbox_id=await start_message(db, job_id), settings=PROCESSING
     )
-
-
-@asynccontextmanager
-async def without_worker(
-    settings: Settings,
-) -> AsyncIterator[tuple[Database, httpx.AsyncClient, Tenant]]:
-    """The API of an app that runs no worker, a tenant of it, and its database."""
-    app = create_app(settings, run_worker=False)
-    async with app.router.lifespan_context(app):
-        db = state_of(app).db
-        tenant = await make_tenant(db, SECRET)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as api:
-            yield db, api, tenant
 
 
 async def job_page(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
