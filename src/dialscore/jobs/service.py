@@ -34,6 +34,8 @@ from dialscore.webhooks import retention as webhook_retention
 log = structlog.get_logger(__name__)
 
 PROCESS_JOB = "process_job"
+# Contacts whose intake rows are built on the event loop: a request's, at most 1000.
+BUILT_ON_LOOP = 1000
 
 _FEATURES: dict[tuple[Kind, str], tuple[str, str]] = {
     ("scoring", "lightning"): ("lightning_scoring", "lightning scoring"),
@@ -105,9 +107,9 @@ async def create_job(
     # own by the worker (P218). Those rows are built before the first write, the charge: on
     # SQLite that write takes the database's one write lock for the rest of the transaction,
     # and building them would hold it from the worker and other requests (P210). A job from
-    # a large uploaded file: its rows take seconds to build, so they are built off the event
+    # a large uploaded file: its rows take a while to build, so they are built off the event
     # loop, letting other requests run.
-    if len(contacts) <= intake.GROUP:
+    if len(contacts) <= BUILT_ON_LOOP:
         built = intake.intake_rows(job.id, contacts)
     else:
         built = await asyncio.to_thread(intake.intake_rows, job.id, contacts)
