@@ -1,5 +1,6 @@
 """Requests first (P211, P216): the API counts the requests it serves, and a job
-of the same process waits while there are any, each wait bounded."""
+of the same process waits while there are any, each wait bounded; its jobs take their steps
+in turn (P219)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from dialscore.config import Settings
 from dialscore.jobs import processing
 from dialscore.kit.db import Database
-from dialscore.kit.foreground import Foreground
+from dialscore.kit.foreground import Foreground, Step, any_time
 from dialscore.submissions import endpoints as submission_endpoints
 from tests.conftest import SECRET
 from tests.support import job_status, make_tenant, state_of, submit, unprocessed_job
@@ -84,6 +85,39 @@ def test_requests_are_counted_while_served_even_when_they_fail() -> None:
     assert foreground.serving_count == 0
 
 
+async def most_at_once(step: Step, runs: int) -> int:
+    """The most of ``runs`` steps taken at once, each step giving up the loop twice."""
+    inside = most = 0
+
+    async def run() -> None:
+        nonlocal inside, most
+        async with step():
+            inside += 1
+            most = max(most, inside)
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            inside -= 1
+
+    await asyncio.gather(*(run() for _ in range(runs)))
+    return most
+
+
+async def test_the_jobs_of_a_process_that_serves_requests_take_turns() -> None:
+    """P219: one step at a time in `serve`; in `dialscore worker`, all at once."""
+    assert await most_at_once(Foreground().turn, 3) == 1
+    assert await most_at_once(any_time, 3) == 3
+
+
+async def test_a_turn_gives_way_to_the_requests_served() -> None:
+    time = FakeTime()
+    foreground = Foreground(most=0.5, step=0.01, clock=time.clock, sleep=time.sleep)
+    with foreground.serving():
+        async with foreground.turn() as waited:
+            assert waited == pytest.approx(0.5)
+    async with foreground.turn() as waited:
+        assert waited == 0.0
+
+
 async def test_a_job_scores_nothing_while_a_request_is_served(settings: Settings) -> None:
     people = [
         {"firstName": "Ann", "lastName": f"Lee{i}", "phone": f"+1415555267{i}"} for i in range(5)
@@ -106,7 +140,7 @@ async def test_a_job_scores_nothing_while_a_request_is_served(settings: Settings
                     job_id=job_id,
                     outbox_id=outbox_id,
                     settings=PROCESSING,
-                    give_way=foreground.give_way,
+                    step=foreground.turn,
                 )
             )
             await asyncio.wait_for(waiting.wait(), timeout=30)

@@ -34,7 +34,7 @@ from dialscore.kit import metrics
 from dialscore.kit.clock import isoformat, utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.envelope import number
-from dialscore.kit.foreground import never_wait
+from dialscore.kit.foreground import Step, any_time
 from dialscore.kit.leases import LeaseLost, WorkStopped, beat_seconds, keep_alive
 from dialscore.models import Job
 from dialscore.outbox import messages as outbox
@@ -149,7 +149,7 @@ async def _score_and_save(
     reassigned: ReassignedNumbers | None,
     rules: Rules,
     learnt: callability.JobLearnt,
-    give_way: Callable[[], Awaitable[float]],
+    step: Step,
 ) -> int:
     """Scores a batch's contacts with the numbers enrichment found (rejecting those it found
     none for) and saves them with their events and the job's progress, in one transaction
@@ -158,8 +158,7 @@ async def _score_and_save(
 
     The evidence is read, the contacts scored and their events made in a read transaction;
     the write transaction holds only the writes (P210): on SQLite it holds the database's one
-    write lock, which a submission waits for meanwhile. Each step first gives way to the
-    requests the process serves (P211)."""
+    write lock, which a submission waits for meanwhile. Each is a ``step`` (P211, P219)."""
     found = enriched_batch.found
     core = job.scoring_type == "core"
     items = [
@@ -181,8 +180,7 @@ async def _score_and_save(
         items,
         {c.id: c.unmapped_fields for c, e in zip(batch, found, strict=True) if e is not None},
     )
-    await give_way()
-    async with lease.db.read() as session:
+    async with step(), lease.db.read() as session:
         now = utcnow()
         scores = zip(
             items,
@@ -212,8 +210,7 @@ async def _score_and_save(
             session, user_id=job.user_id, event_type=CONTACT_SCORED
         ):
             presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
-    await give_way()
-    async with lease.holding() as session:
+    async with step(), lease.holding() as session:
         await repo.save_contact_results(session, results)
         await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
         await rnd_record.record_queries(
@@ -281,7 +278,7 @@ async def process_job(
     on_events: Callable[[], None] | None = None,
     should_stop: Callable[[], bool] = _never,
     rate_scales: scoring.RateScales | None = None,
-    give_way: Callable[[], Awaitable[float]] = never_wait,
+    step: Step = any_time,
 ) -> str | None:
     """Scores every pending contact of the job in batches, then finalizes it once.
 
@@ -293,9 +290,10 @@ async def process_job(
     is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
     that another worker took the job over. ``rate_scales`` keeps the clients' rate scales
     between jobs (without it, the job measures its client's). ``sources`` is the waterfall,
-    or what makes the job's client's. ``give_way`` is awaited before each write after the claim
-    and each batch's read: the wait for the requests the process serves (P211). Returns the
-    terminal status set by this call, if any."""
+    or what makes the job's client's. Each write after the claim and each batch's read is a
+    ``step``: in ``serve``, taken after the requests the process serves (P211) and in turn
+    with its other jobs' steps (P219). Returns the terminal status set by this call, if
+    any."""
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
@@ -334,7 +332,7 @@ async def process_job(
         on_events=on_events,
         should_stop=should_stop,
         rate_scales=rate_scales or scoring.RateScales(),
-        give_way=give_way,
+        step=step,
     )
     try:
         return await keep_alive(
@@ -366,7 +364,7 @@ async def _process(
     on_events: Callable[[], None] | None,
     should_stop: Callable[[], bool],
     rate_scales: scoring.RateScales,
-    give_way: Callable[[], Awaitable[float]],
+    step: Step,
 ) -> str | None:
     db, job_id = lease.db, job.id
     rules = callability.rules_in_force(settings.compliance_rules)
@@ -375,8 +373,7 @@ async def _process(
     async with db.read() as session:
         groups = await repo.intake_groups(session, job_id)
     for first in groups:
-        await give_way()
-        async with lease.holding() as session:
+        async with step(), lease.holding() as session:
             await intake.write_rows(session, job, first=first)
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
@@ -385,8 +382,7 @@ async def _process(
         pending = await repo.pending_contact_fields(session, job_id)
     parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
     carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
-    await give_way()
-    async with lease.holding() as session:
+    async with step(), lease.holding() as session:
         await scoring.index_numbers(session, carried)
     # The client's own calls scale the line types' rates, once for the whole job (P90).
     async with db.read() as session:
@@ -419,7 +415,7 @@ async def _process(
                 reassigned=reassigned,
                 rules=rules,
                 learnt=learnt,
-                give_way=give_way,
+                step=step,
             )
             if emitted and on_events is not None:
                 on_events()
@@ -427,8 +423,8 @@ async def _process(
     finally:
         await abandon(upcoming)
 
-    await give_way()
-    finalized = await _finalize(lease, outbox_id)
+    async with step():
+        finalized = await _finalize(lease, outbox_id)
     if finalized is not None and on_events is not None:
         on_events()
     return finalized

@@ -10,6 +10,7 @@ from dialscore.config import Settings
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.jobs import processing, service
 from dialscore.kit.db import Database
+from dialscore.kit.foreground import Step
 from dialscore.kit.wakers import DISPATCHER, Wakers
 from dialscore.scoring.providers import VerificationProvider
 from dialscore.scoring.reassigned import ReassignedNumbers
@@ -48,8 +49,9 @@ class JobContext(Protocol):
     def stopping(self) -> bool: ...
 
     @property
-    def give_way(self) -> Callable[[], Awaitable[float]]:
-        """Waits while the process serves requests (P211)."""
+    def step(self) -> Step:
+        """A step of a job: after the requests the process serves, in turn with its other
+        jobs' steps (P211, P219)."""
         ...
 
 
@@ -72,7 +74,7 @@ async def process_job(context: JobContext, *, outbox_id: int, job_id: str) -> No
         # A job stops after its batch when the process stops, and another worker goes on.
         should_stop=lambda: context.stopping,
         rate_scales=context.rate_scales,
-        give_way=context.give_way,
+        step=context.step,
     )
 
 

@@ -1,14 +1,15 @@
 """Requests before background work in one process: the count of requests being served, the
-short wait a job's steps take while there are any (P211), and the middleware that counts a
-request that may write for all of its time (P216)."""
+short wait a job's steps take while there are any (P211), the turns its jobs take their steps
+in (P219), and the middleware that counts a request that may write for all of its time
+(P216)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -17,14 +18,18 @@ MOST_SECONDS = 0.5
 # How often a waiting step looks whether they are done.
 STEP_SECONDS = 0.005
 
+# A step of a job's work (a batch's read, a write): entered before it, left after it; what
+# it gives is the seconds it waited for requests.
+Step = Callable[[], AbstractAsyncContextManager[float]]
+
 
 class Foreground:
     """The requests this process is serving that may write (P216) or hold a unit of work.
     The API counts them (``serving``) on its event loop; a job run by a worker of the same
     process, on another thread, gives way (``give_way``) before each step of a batch: both
     share one interpreter, and a step run meanwhile takes the CPU, and on SQLite the write
-    lock, from the request. A process that serves no requests (``dialscore worker``) never
-    waits."""
+    lock, from the request. Its jobs take their steps in turn (``turn``, P219). A process
+    that serves no requests (``dialscore worker``) never waits."""
 
     def __init__(
         self,
@@ -40,6 +45,8 @@ class Foreground:
         self._sleep = sleep
         self._serving = 0
         self._lock = threading.Lock()
+        # The jobs' turns: used on the one event loop their runs share.
+        self._turns = asyncio.Lock()
 
     @property
     def serving_count(self) -> int:
@@ -68,10 +75,18 @@ class Foreground:
             waited = self._clock() - started
         return waited
 
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[float]:
+        """A step of a job of this process, taken in turn (P219): after the steps of its
+        other jobs that came first, and once no request is being served (``give_way``)."""
+        async with self._turns:
+            yield await self.give_way()
 
-async def never_wait() -> float:
-    """``give_way`` of a process that serves no requests."""
-    return 0.0
+
+@asynccontextmanager
+async def any_time() -> AsyncIterator[float]:
+    """``step`` of a process that serves no requests: its jobs' steps wait for nothing."""
+    yield 0.0
 
 
 # Methods that change nothing: their requests are not counted (P211).

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +16,7 @@ from dialscore.enrichment import client_settings
 from dialscore.enrichment.client_sources import ClientSources
 from dialscore.enrichment.waterfall import EnrichmentSource
 from dialscore.kit.db import Database
-from dialscore.kit.foreground import never_wait
+from dialscore.kit.foreground import Step, any_time
 from dialscore.kit.wakers import Wakers
 from dialscore.scoring.providers import (
     VerificationProvider,
@@ -38,8 +37,9 @@ class TaskContext:
     settings: Settings
     db: Database
     wakers: Wakers = field(default_factory=Wakers)
-    # What a job's steps await first: a wait while the process serves requests (P211).
-    give_way: Callable[[], Awaitable[float]] = never_wait
+    # How a job takes each of its steps: in `serve`, after the requests the process serves
+    # and in turn with its other jobs' steps (P211, P219).
+    step: Step = any_time
     # The clients' rate scales (P90), kept between jobs.
     rate_scales: RateScales = field(default_factory=RateScales)
     # Verification providers of core scoring, made on first use on the worker's event loop.

@@ -23,7 +23,7 @@ from dialscore.jobs.callability import rules_in_force
 from dialscore.jobs.tasks import TASKS
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.kit.foreground import Foreground, never_wait
+from dialscore.kit.foreground import Foreground, any_time
 from dialscore.kit.wakers import DISPATCHER, RELAY, Wakers
 from dialscore.scoring.providers import check_provider_settings
 from dialscore.webhooks.delivery import Dispatcher
@@ -104,7 +104,8 @@ class BackgroundWorker:
         foreground: Foreground | None = None,
     ) -> None:
         """``tasks`` and ``clock`` (the time failures are recorded at) are for tests;
-        ``foreground``, the requests this process serves, which its jobs give way to (P211)."""
+        ``foreground``, the requests this process serves, which its jobs give way to (P211),
+        and the turns its jobs take their steps in (P219)."""
         check_provider_settings(settings)
         check_source_names(settings)
         # A refused calling-time rules file stops the start, never falls back (P170, P177).
@@ -116,7 +117,7 @@ class BackgroundWorker:
             settings,
             Database(settings.resolved_database_url),
             wakers,
-            give_way=never_wait if foreground is None else foreground.give_way,
+            step=any_time if foreground is None else foreground.turn,
         )
         self.broker = build_broker(settings, tasks, self.context, clock=clock)
         self.in_memory = isinstance(self.broker, StubBroker)
