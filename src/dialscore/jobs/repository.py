@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment.waterfall import Tally
 from dialscore.jobs.schemas import ContactRow
-from dialscore.kit.db import changed_rows, table_of, upsert
+from dialscore.kit.db import table_of, upsert
 from dialscore.models import Contact, ContactIntake, EnrichmentTally, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
@@ -196,9 +196,9 @@ def contact_ids_of(job_id: str) -> Select[str]:
     return select(Contact.id).where(Contact.job_id == job_id)
 
 
-async def delete_job(session: AsyncSession, job_id: str) -> int:
+async def delete_job(session: AsyncSession, job_id: str) -> None:
     """Deletes the job, its contacts (their results with them, and those still kept as
-    submitted) and the rows of its file it left out; how many contacts had rows."""
+    submitted) and the rows of its file it left out."""
     await session.execute(
         delete(RejectedRow)
         .where(RejectedRow.job_id == job_id)
@@ -209,11 +209,10 @@ async def delete_job(session: AsyncSession, job_id: str) -> int:
         .where(ContactIntake.job_id == job_id)
         .execution_options(synchronize_session=False)
     )
-    contacts = await session.execute(
+    await session.execute(
         delete(Contact).where(Contact.job_id == job_id).execution_options(synchronize_session=False)
     )
     await session.execute(delete(Job).where(Job.id == job_id))
-    return changed_rows(contacts)
 
 
 _CONTACT_ROW = [getattr(Contact, field.name) for field in fields(ContactRow)]
