@@ -436,3 +436,17 @@ def test_migration_0019_adds_the_subscription_rate_and_takes_it_away(empty_url: 
     assert "rate_limit" not in subscription_columns(url)
     assert "secret_rotated_at" in subscription_columns(url)
     assert sql(url, rows) == before
+
+
+def test_migration_0028_is_not_undone_while_it_keeps_contacts(tmp_path: Path) -> None:
+    """Contacts kept as submitted exist nowhere else (P218): the downgrade waits for a worker
+    to write their rows. (On SQLite, whose migrations do not enforce the job's foreign key.)"""
+    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    upgrade(url)
+    sql(url, "INSERT INTO contact_intake (job_id, first_ordinal, contacts) VALUES ('j', 1, '[]')")
+    with pytest.raises(RuntimeError, match="not written as contact rows yet"):
+        command.downgrade(alembic_config(url), "0027")
+    assert sql(url, "SELECT job_id FROM contact_intake") == [("j",)]
+    sql(url, "DELETE FROM contact_intake")
+    command.downgrade(alembic_config(url), "0027")
+    assert sql(url, "SELECT name FROM sqlite_master WHERE name = 'contact_intake'") == []
