@@ -20,6 +20,7 @@ from dialscore.models import ContactIntake
 from dialscore.submissions import service as submissions
 from tests.support import V2, Tenant, contact, many_contacts, start_message, submit, without_worker
 from tests.test_job_batches import contacts_of
+from tests.web_forms import sign_in_user
 
 PROCESSING = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
 
@@ -118,3 +119,19 @@ async def test_erasing_a_job_removes_the_contacts_it_still_keeps(settings: Setti
         assert erased.status_code == 204, erased.text
         assert await intake_of(db, job_id) == []
         assert (await api.get(f"{V2}/jobs/{job_id}", headers=tenant.headers)).status_code == 404
+
+
+async def test_the_job_page_writes_the_rows_it_shows_and_counts(settings: Settings) -> None:
+    """The web app's job page, before the worker: its table and its summary alike."""
+    people = [contact(first="Grace", last="Hopper"), contact(first="Alan", last="Turing")]
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, people)
+        job_id = response.json()["data"]["jobId"]
+        await sign_in_user(api, db, tenant.user_id)
+        page = await api.get(f"/app/jobs/{job_id}")
+        assert page.status_code == 200, page.text
+        assert "Hopper" in page.text and "Turing" in page.text
+        # The summary counts them too: written before it was made.
+        assert "No contacts." not in page.text
+        assert await intake_of(db, job_id) == []
+        assert [c.state for c in await contacts_of(db, job_id)] == ["pending", "pending"]
