@@ -51,6 +51,8 @@ SCORING_TYPES = ("lightning", "core")
 
 # What a job does with its contacts: score them, or enrich them and score what was found.
 Kind = Literal["scoring", "enrichment"]
+# The most contacts a request may submit (D7); only the web app's uploads hold more.
+MAX_CONTACTS = 1000
 
 
 @dataclass(frozen=True)

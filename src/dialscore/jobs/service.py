@@ -17,7 +17,7 @@ from dialscore.accounts.schemas import EffectivePlan, Principal
 from dialscore.jobs import intake
 from dialscore.jobs import repository as repo
 from dialscore.jobs.repository import ResultRow
-from dialscore.jobs.schemas import TERMINAL_STATES, Kind, NewContact, OpenedJob
+from dialscore.jobs.schemas import MAX_CONTACTS, TERMINAL_STATES, Kind, NewContact, OpenedJob
 from dialscore.kit import metrics
 from dialscore.kit.clock import new_id, require_uuid
 from dialscore.kit.db import Database
@@ -34,8 +34,6 @@ from dialscore.webhooks import retention as webhook_retention
 log = structlog.get_logger(__name__)
 
 PROCESS_JOB = "process_job"
-# Contacts whose intake rows are built on the event loop: a request's, at most 1000.
-BUILT_ON_LOOP = 1000
 
 _FEATURES: dict[tuple[Kind, str], tuple[str, str]] = {
     ("scoring", "lightning"): ("lightning_scoring", "lightning scoring"),
@@ -109,7 +107,7 @@ async def create_job(
     # and building them would hold it from the worker and other requests (P210). A job from
     # a large uploaded file: its rows take a while to build, so they are built off the event
     # loop, letting other requests run.
-    if len(contacts) <= BUILT_ON_LOOP:
+    if len(contacts) <= MAX_CONTACTS:
         built = intake.intake_rows(job.id, contacts)
     else:
         built = await asyncio.to_thread(intake.intake_rows, job.id, contacts)

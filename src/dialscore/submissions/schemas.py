@@ -6,10 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, SkipValidation
 
-from dialscore.jobs.schemas import ContactInput, JobName, ScoringType
+from dialscore.jobs.schemas import MAX_CONTACTS, ContactInput, JobName, ScoringType
 from dialscore.kit.envelope import NotNull, elements_of
-
-MAX_CONTACTS = 1000
 
 
 class SubmissionRequest(BaseModel):

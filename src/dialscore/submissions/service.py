@@ -14,9 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts.schemas import EffectivePlan, Principal
 from dialscore.jobs import service as jobs
-from dialscore.jobs.schemas import Kind, NewContact, OpenedJob
+from dialscore.jobs.schemas import MAX_CONTACTS, Kind, NewContact, OpenedJob
 from dialscore.submissions.rules import Rejected, prepare
-from dialscore.submissions.schemas import MAX_CONTACTS
 
 # D11: the job a version 2 submission creates, by kind and scoring type.
 JOB_TYPES: dict[tuple[Kind, str], str] = {

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from dialscore.jobs.accepted import EnrichmentCredits, ScoringCredits
-from dialscore.jobs.schemas import ContactInput, JobName
+from dialscore.jobs.schemas import MAX_CONTACTS, ContactInput, JobName
 from dialscore.kit.envelope import (
     NotNull,
     RejectedRecord,
@@ -16,7 +16,6 @@ from dialscore.kit.envelope import (
     echoed,
     elements_of,
 )
-from dialscore.submissions.schemas import MAX_CONTACTS
 
 # Company fields an enrichment contact may nest under ``companyInfo``; each is the flat
 # contact field of the same name (P44).
