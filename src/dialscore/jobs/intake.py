@@ -84,16 +84,13 @@ def contact_row(job: Job, ordinal: int, record: dict[str, Any]) -> dict[str, Any
     }
 
 
-async def write_rows(session: AsyncSession, job: Job, *, first: int | None = None) -> int:
+async def write_rows(session: AsyncSession, job: Job, *, first: int | None = None) -> None:
     """Writes as rows the job's contacts kept as submitted (all of them, or the group whose
     first ordinal is ``first``) and removes them from the intake, in the caller's write
-    transaction, which holds the job (its lease, or ``repo.lock_job``). How many."""
-    written = 0
+    transaction, which holds the job (its lease, or ``repo.lock_job``)."""
     for first_ordinal, records in await repo.take_intake(session, job.id, first=first):
         rows = [contact_row(job, first_ordinal + i, r) for i, r in enumerate(records)]
         await repo.insert_contacts(session, rows)
-        written += len(rows)
-    return written
 
 
 async def rows_ready(db: Database, session: AsyncSession, job: Job) -> None:
@@ -101,7 +98,7 @@ async def rows_ready(db: Database, session: AsyncSession, job: Job) -> None:
     submitted, if the worker has not come to the job yet, in a unit of work of its own; then
     ends ``session``'s transaction, so that its next read sees them (on SQLite a read
     transaction keeps what it saw first)."""
-    if job.status not in repo.ACTIVE_STATES or not await repo.has_intake(session, job.id):
+    if job.status not in repo.ACTIVE_STATES or not await repo.intake_groups(session, job.id):
         return
     async with db.unit_of_work() as writing:
         if await repo.lock_job(writing, job.id):

@@ -78,14 +78,6 @@ async def add_intake(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
         await session.execute(insert(table_of(ContactIntake)), rows)
 
 
-async def has_intake(session: AsyncSession, job_id: str) -> bool:
-    """Whether some of the job's contacts are still kept as submitted, without rows."""
-    found = await session.scalar(
-        select(ContactIntake.first_ordinal).where(ContactIntake.job_id == job_id).limit(1)
-    )
-    return found is not None
-
-
 async def intake_groups(session: AsyncSession, job_id: str) -> list[int]:
     """The first ordinals of the job's groups of contacts kept as submitted, in order."""
     firsts = await session.scalars(
