@@ -234,6 +234,14 @@ async def start_message(db: Database, job_id: str) -> int:
     return message.id
 
 
+async def job_contacts(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
+    """The first page of the job's contacts, as the API answers them."""
+    response = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
+    assert response.status_code == 200, response.text
+    contacts: list[dict[str, Any]] = response.json()["data"]["contacts"]
+    return contacts
+
+
 async def unprocessed_job(
     settings: Settings, people: list[dict[str, Any]], *, kind: str = "score"
 ) -> tuple[str, int]:

@@ -5,9 +5,7 @@ there, in order, with one id from then on."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-import httpx
 from sqlalchemy import select
 
 from dialscore.accounts import service as accounts
@@ -18,7 +16,15 @@ from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.models import ContactIntake
 from dialscore.submissions import service as submissions
-from tests.support import V2, Tenant, contact, many_contacts, start_message, submit, without_worker
+from tests.support import (
+    V2,
+    contact,
+    job_contacts,
+    many_contacts,
+    start_message,
+    submit,
+    without_worker,
+)
 from tests.test_job_batches import contacts_of
 from tests.web_forms import sign_in_user
 
@@ -40,13 +46,6 @@ async def process(db: Database, job_id: str) -> str | None:
     return await processing.process_job(
         db, job_id=job_id, outbox_id=await start_message(db, job_id), settings=PROCESSING
     )
-
-
-async def job_page(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
-    response = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
-    assert response.status_code == 200, response.text
-    contacts: list[dict[str, Any]] = response.json()["data"]["contacts"]
-    return contacts
 
 
 async def test_the_worker_writes_the_rows_of_every_group_in_order(settings: Settings) -> None:
@@ -90,9 +89,9 @@ async def test_a_read_before_the_worker_writes_the_rows_with_ids_that_stay(
     async with without_worker(settings) as (db, api, tenant):
         response = await submit(api, tenant, people)
         job_id = response.json()["data"]["jobId"]
-        first = await job_page(api, tenant, job_id)
+        first = await job_contacts(api, tenant, job_id)
         assert await intake_of(db, job_id) == []
-        second = await job_page(api, tenant, job_id)
+        second = await job_contacts(api, tenant, job_id)
 
         ids = [c["id"] for c in first]
         assert [c["id"] for c in second] == ids
@@ -105,7 +104,7 @@ async def test_a_read_before_the_worker_writes_the_rows_with_ids_that_stay(
 
         # The worker scores those same contacts.
         assert await process(db, job_id) == "Finalized"
-        scored = await job_page(api, tenant, job_id)
+        scored = await job_contacts(api, tenant, job_id)
         assert [c["id"] for c in scored] == ids
         assert all(c["leadStatus"] != "Uncontacted" for c in scored)
 

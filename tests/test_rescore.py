@@ -4,7 +4,6 @@ evidence known now, is charged like scoring, and delivers its events again."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -20,6 +19,7 @@ from tests.support import (
     add_user,
     assert_error,
     contact,
+    job_contacts,
     ledger_sum,
     make_tenant,
     settle,
@@ -40,18 +40,11 @@ async def scored_job(app: FastAPI, api: httpx.AsyncClient, tenant: Tenant) -> st
     return job_id
 
 
-async def contacts_of(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
-    response = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
-    assert response.status_code == 200, response.text
-    contacts: list[dict[str, Any]] = response.json()["data"]["contacts"]
-    return contacts
-
-
 async def test_rescoring_uses_todays_evidence(
     app: FastAPI, api: httpx.AsyncClient, db: Database, tenant: Tenant
 ) -> None:
     job_id = await scored_job(app, api, tenant)
-    before = await contacts_of(api, tenant, job_id)
+    before = await job_contacts(api, tenant, job_id)
     assert before[0]["phones"][0]["status"] == "p1"
 
     async with db.unit_of_work() as session:
@@ -74,14 +67,14 @@ async def test_rescoring_uses_todays_evidence(
     await settle(app)
     job = (await api.get(f"{V2}/jobs/{new_id}", headers=tenant.headers)).json()["data"]
     assert (job["jobType"], job["status"], job["name"]) == ("rescoring", "Finalized", "again")
-    after = await contacts_of(api, tenant, new_id)
+    after = await job_contacts(api, tenant, new_id)
     assert [c["firstName"] for c in after] == ["Ann", "Bo"]
     assert after[0]["phones"][0]["status"] == "p1 - dnc"
     assert any("do-not-call" in reason for reason in after[0]["phones"][0]["reasons"])
     assert after[1]["phones"][1]["status"] == "p1 - dnc"
     assert after[1]["bestPhone"]["number"] == OTHER  # a listed number is never the best
     # The original job is left as it was.
-    assert (await contacts_of(api, tenant, job_id)) == before
+    assert (await job_contacts(api, tenant, job_id)) == before
 
 
 async def test_rescore_refusals(

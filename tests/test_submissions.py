@@ -19,6 +19,7 @@ from tests.support import (
     Tenant,
     amount,
     contact,
+    job_contacts,
     ledger_sum,
     make_tenant,
     many_contacts,
@@ -46,13 +47,6 @@ async def balance(api: httpx.AsyncClient, tenant: Tenant) -> Decimal:
     response = await api.get(f"{V2}/account/credits", headers=tenant.headers)
     assert response.status_code == 200, response.text
     return amount(response.json()["data"]["credits"])
-
-
-async def job_contacts(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
-    response = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
-    assert response.status_code == 200, response.text
-    contacts: list[dict[str, Any]] = response.json()["data"]["contacts"]
-    return contacts
 
 
 async def get_job(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> dict[str, Any]:

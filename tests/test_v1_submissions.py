@@ -22,6 +22,7 @@ from tests.support import (
     amount,
     assert_error,
     contact,
+    job_contacts,
     ledger_sum,
     make_tenant,
     many_contacts,
@@ -46,13 +47,6 @@ async def v2_job(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> dict[st
     assert response.status_code == 200, response.text
     job: dict[str, Any] = response.json()["data"]
     return job
-
-
-async def v2_contacts(api: httpx.AsyncClient, tenant: Tenant, job_id: str) -> list[dict[str, Any]]:
-    response = await api.get(f"{V2}/jobs/{job_id}/contacts", headers=tenant.headers)
-    assert response.status_code == 200, response.text
-    contacts: list[dict[str, Any]] = response.json()["data"]["contacts"]
-    return contacts
 
 
 async def job_count(db: Database) -> int:
@@ -128,7 +122,7 @@ async def test_score_accepts_the_wide_shape_and_creates_a_scoring_job(
     assert (job["jobType"], job["scoringType"]) == ("scoring", "lightning")
     assert job["status"] == "Finalized"
     assert job["name"].startswith("scoring ")
-    first, second = await v2_contacts(api, tenant, job_id)
+    first, second = await job_contacts(api, tenant, job_id)
     # Integers are taken as their decimal text, strings as they are (P4).
     assert (first["numberOfEmployees"], first["annualRevenue"]) == ("250", "5000000")
     assert (second["numberOfEmployees"], second["annualRevenue"]) == ("201-500", "$1M-$5M")
@@ -182,7 +176,7 @@ async def test_duplicates_are_counted_not_accepted_not_charged_and_not_listed(
     assert amount(body["credits"]["creditsCharged"]) == Decimal("0.10")
     assert await ledger_sum(db, tenant.client_id) == Decimal("999.90")
     await settle(app)
-    contacts = await v2_contacts(api, tenant, body["data"]["jobId"])
+    contacts = await job_contacts(api, tenant, body["data"]["jobId"])
     assert [c["firstName"] for c in contacts] == ["Ann", "Bo"]
 
 
@@ -385,7 +379,7 @@ async def test_company_info_fills_the_flat_fields_and_the_job_runs_the_waterfall
     await settle(app)
     job = await v2_job(api, tenant, job_id)
     assert (job["jobType"], job["status"]) == ("enrichment", "Finalized")
-    ann, zed = await v2_contacts(api, tenant, job_id)
+    ann, zed = await job_contacts(api, tenant, job_id)
     assert ann["companyAccount"] == "Acme"
     # A field the contact gives itself wins over companyInfo.
     assert ann["website"] == "acme.example"
