@@ -4,17 +4,22 @@ there, in order, with one id from then on."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
 from dialscore.config import Settings
-from dialscore.jobs import processing
+from dialscore.jobs import intake, processing
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
-from dialscore.models import ContactIntake
+from dialscore.kit.foreground import Step, any_time
+from dialscore.kit.leases import WorkStopped
+from dialscore.models import Contact, ContactIntake, ContactNumber
 from dialscore.submissions import service as submissions
 from tests.support import (
     V2,
@@ -24,6 +29,7 @@ from tests.support import (
     start_message,
     submit,
     without_worker,
+    write_kept_contacts,
 )
 from tests.test_job_batches import contacts_of
 from tests.web_forms import sign_in_user
@@ -42,10 +48,36 @@ async def intake_of(db: Database, job_id: str) -> list[int]:
         return list(firsts)
 
 
-async def process(db: Database, job_id: str) -> str | None:
+async def process(
+    db: Database,
+    job_id: str,
+    *,
+    step: Step = any_time,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> str | None:
     return await processing.process_job(
-        db, job_id=job_id, outbox_id=await start_message(db, job_id), settings=PROCESSING
+        db,
+        job_id=job_id,
+        outbox_id=await start_message(db, job_id),
+        settings=PROCESSING,
+        step=step,
+        should_stop=should_stop,
     )
+
+
+def before_each_step(action: Callable[[int], Awaitable[None]]) -> Step:
+    """A ``step`` that runs ``action`` (given the step's number, from 1) before each of the
+    job's steps: between a batch's read and its write, among others."""
+    taken = 0
+
+    @asynccontextmanager
+    async def step() -> AsyncIterator[float]:
+        nonlocal taken
+        taken += 1
+        await action(taken)
+        yield 0.0
+
+    return step
 
 
 async def test_the_worker_writes_the_rows_of_every_group_in_order(settings: Settings) -> None:
@@ -134,3 +166,89 @@ async def test_the_job_page_writes_the_rows_it_shows_and_counts(settings: Settin
         assert "No contacts." not in page.text
         assert await intake_of(db, job_id) == []
         assert [c.state for c in await contacts_of(db, job_id)] == ["pending", "pending"]
+
+
+async def test_the_worker_writes_each_contact_once_scored(settings: Settings) -> None:
+    """A kept group's contacts are written as rows in the write that scores them (P220): not
+    one is ever a pending row, and each has the id its job and place give it."""
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, many_contacts(600))
+        job_id = response.json()["data"]["jobId"]
+        seen: list[set[str]] = []
+
+        async def look(_: int) -> None:
+            seen.append(set((await contacts_by_ordinal(db, job_id)).values()))
+
+        assert await process(db, job_id, step=before_each_step(look)) == "Finalized"
+        states = await contacts_by_ordinal(db, job_id)
+    # The index write, then a read and a write for each of the three groups, then the end.
+    assert len(seen) == 8
+    assert set().union(*seen) == {"scored"}
+    assert list(states) == [intake.contact_id(job_id, n) for n in range(1, 601)]
+    assert set(states.values()) == {"scored"}
+
+
+async def contacts_by_ordinal(db: Database, job_id: str) -> dict[str, str]:
+    """The job's contact rows in order: id to state."""
+    async with db.read() as session:
+        rows = await session.execute(
+            select(Contact.id, Contact.state)
+            .where(Contact.job_id == job_id)
+            .order_by(Contact.ordinal)
+        )
+        return {contact_id: state for contact_id, state in rows}
+
+
+async def test_rows_a_read_writes_during_the_job_are_scored_in_place(settings: Settings) -> None:
+    """A read of the job's contacts between a batch's read and its write writes the rows of
+    every group still kept, that batch's included: the worker updates them, with the ids they
+    were read with, and scores every contact once."""
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, many_contacts(600))
+        job_id = response.json()["data"]["jobId"]
+        read: list[list[str]] = []
+
+        async def read_contacts(step: int) -> None:
+            # Step 3 comes before the first batch's write: its group is kept still.
+            if step == 3:
+                assert await intake_of(db, job_id) == [1, 251, 501]
+                await write_kept_contacts(db)
+                read.append(list(await contacts_by_ordinal(db, job_id)))
+
+        assert await process(db, job_id, step=before_each_step(read_contacts)) == "Finalized"
+        states = await contacts_by_ordinal(db, job_id)
+        job = await api.get(f"{V2}/jobs/{job_id}", headers=tenant.headers)
+    ids = [intake.contact_id(job_id, n) for n in range(1, 601)]
+    assert read == [ids]
+    assert list(states) == ids
+    assert set(states.values()) == {"scored"}
+    assert job.json()["data"]["processedCount"] == 600
+
+
+async def test_erasing_a_started_job_forgets_the_numbers_of_the_contacts_it_keeps(
+    settings: Settings,
+) -> None:
+    """The worker indexes every number of the job before its first batch, those of contacts
+    still kept included: erased while some are, the job leaves none of them behind."""
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, many_contacts(300))
+        job_id = response.json()["data"]["jobId"]
+        looks = iter([False, True])  # stopped after its first batch
+        with pytest.raises(WorkStopped):
+            await process(db, job_id, should_stop=lambda: next(looks))
+        assert await intake_of(db, job_id) == [251]
+        ids = [intake.contact_id(job_id, n) for n in range(1, 301)]
+        assert await indexed(db, ids) == 300
+
+        erased = await api.delete(f"{V2}/jobs/{job_id}", headers=tenant.headers)
+        assert erased.status_code == 204, erased.text
+        assert await indexed(db, ids) == 0
+
+
+async def indexed(db: Database, contact_ids: list[str]) -> int:
+    """How many of these contacts have a number indexed."""
+    async with db.read() as session:
+        found = await session.scalars(
+            select(ContactNumber.contact_id).where(ContactNumber.contact_id.in_(contact_ids))
+        )
+        return len(set(found))

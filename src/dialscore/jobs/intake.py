@@ -1,23 +1,28 @@
-"""A job's accepted contacts kept as they were submitted until their rows are written (P218).
+"""A job's accepted contacts kept as they were submitted until their rows are written (P218,
+P220).
 
 A submission writes its accepted contacts as one row of ``contact_intake`` for each 250,
 in its own transaction with the charge and the job: writing a row for each contact was half
-of a 1000-contact submission's time. The worker that takes the job writes their contact
-rows first, a group a transaction; a read of the job's contacts that comes before it writes
-them itself (``rows_ready``). Either way the rows are the same, and a contact has its id from
-then on: no one sees a contact before it has its row."""
+of a 1000-contact submission's time. The worker scores a kept group's contacts from it and
+writes their rows once, scored, in the transaction that removes the group (``next_batch``,
+``save_batch``); a read of the job's contacts that comes before it writes the rows of the
+groups still kept itself, pending (``rows_ready``), and the worker then updates them. A
+contact's id comes from its job's and its place in it (``contact_id``), so that whoever
+writes its row gives it the same one: no one sees a contact before it has its row, and its
+id never changes."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.jobs import repository as repo
-from dialscore.jobs.schemas import NewContact
-from dialscore.kit.clock import new_id
+from dialscore.jobs.schemas import ContactRow, NewContact
 from dialscore.kit.db import Database
 from dialscore.models import Job
 from dialscore.scoring.engine import unscored
@@ -28,6 +33,27 @@ from dialscore.scoring.engine import unscored
 GROUP = 250
 # The parts of a contact that are left out of its record when they have no value.
 _OPTIONAL = ("unmapped", "callback_url", "enrichment_contact_id", "enriched_types", "source_row")
+# The namespace of contact ids (``contact_id``).
+_CONTACT_IDS = uuid.UUID("5d1c2f0e-8b7a-4f43-9a51-0c6e2d9b7f14")
+# The columns a pending contact has no value of yet: every row of a group is written with all
+# of them, so that scored, rejected and pending rows are inserted in one statement.
+_NOT_YET: dict[str, Any] = {
+    "last_name_key": None,
+    "email_key": None,
+    "linkedin_key": None,
+    "company_key": None,
+    "first_initial": None,
+    "rejected_reason": None,
+    "enrichment_source": None,
+    "enrichment_own_key": False,
+    "scored_at": None,
+}
+_CONTACT_ROW = tuple(field.name for field in fields(ContactRow))
+
+
+def contact_id(job_id: str, ordinal: int) -> str:
+    """The id of the job's contact at ``ordinal``, the same whoever writes its row."""
+    return str(uuid.uuid5(_CONTACT_IDS, f"{job_id}/{ordinal}"))
 
 
 def intake_record(contact: NewContact) -> dict[str, Any]:
@@ -55,11 +81,11 @@ def intake_rows(job_id: str, contacts: Sequence[NewContact]) -> list[dict[str, A
 
 
 def contact_row(job: Job, ordinal: int, record: dict[str, Any]) -> dict[str, Any]:
-    """A pending contact's row (column names to values), as of the job's submission."""
+    """A pending contact's row (every column to its value), as of the job's submission."""
     fields = record["fields"]
     submitted: datetime = job.created_at
     return {
-        "id": new_id(),
+        "id": contact_id(job.id, ordinal),
         "job_id": job.id,
         "client_id": job.client_id,
         "user_id": job.user_id,
@@ -81,21 +107,24 @@ def contact_row(job: Job, ordinal: int, record: dict[str, Any]) -> dict[str, Any
         "source_row": record.get("source_row"),
         "created_at": submitted,
         "updated_at": submitted,
+        **_NOT_YET,
     }
 
 
-async def write_rows(session: AsyncSession, job: Job, *, first: int | None = None) -> None:
-    """Writes as rows the job's contacts kept as submitted (all of them, or the group whose
-    first ordinal is ``first``) and removes them from the intake, in the caller's write
-    transaction, which holds the job (its lease, or ``repo.lock_job``)."""
-    for first_ordinal, records in await repo.take_intake(session, job.id, first=first):
-        rows = [contact_row(job, first_ordinal + i, r) for i, r in enumerate(records)]
-        await repo.insert_contacts(session, rows)
+def _group_rows(job: Job, first: int, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [contact_row(job, first + i, record) for i, record in enumerate(records)]
+
+
+async def write_rows(session: AsyncSession, job: Job) -> None:
+    """Writes as pending rows the job's contacts kept as submitted and removes them from the
+    intake, in the caller's write transaction, which holds the job (``repo.lock_job``)."""
+    for first, records in await repo.take_intake(session, job.id):
+        await repo.insert_contacts(session, _group_rows(job, first, records))
 
 
 async def rows_ready(db: Database, session: AsyncSession, job: Job) -> None:
     """Before ``session`` reads the job's contacts: writes the rows of those still kept as
-    submitted, if the worker has not come to the job yet, in a unit of work of its own; then
+    submitted, if the worker has not come to them yet, in a unit of work of its own; then
     ends ``session``'s transaction, so that its next read sees them (on SQLite a read
     transaction keeps what it saw first)."""
     if job.status not in repo.ACTIVE_STATES or not await repo.intake_groups(session, job.id):
@@ -104,3 +133,62 @@ async def rows_ready(db: Database, session: AsyncSession, job: Job) -> None:
         if await repo.lock_job(writing, job.id):
             await write_rows(writing, job)
     await session.commit()
+
+
+# -- the worker's batches ----------------------------------------------------------------------
+
+
+async def unscored_fields(session: AsyncSession, job: Job) -> list[tuple[str, dict[str, Any]]]:
+    """The id and fields of each of the job's contacts not scored yet: pending rows, and
+    those still kept as submitted."""
+    found = await repo.pending_contact_fields(session, job.id)
+    for first, records in await repo.kept_groups(session, job.id):
+        found += [(contact_id(job.id, first + i), r["fields"]) for i, r in enumerate(records)]
+    return found
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Contacts of a job scored and saved together. For contacts of a group still kept as
+    submitted: ``group``, the rows of the whole group, which the batch's write makes when
+    they are its first; ``rest``, the rows of the group after them, pending from then on."""
+
+    contacts: list[ContactRow]
+    group: list[dict[str, Any]] | None = None
+    rest: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _batch(rows: list[dict[str, Any]], limit: int, *, first: bool) -> Batch:
+    contacts = [ContactRow(*(row[name] for name in _CONTACT_ROW)) for row in rows[:limit]]
+    return Batch(contacts, rows if first else None, rows[limit:])
+
+
+async def next_batch(
+    session: AsyncSession, job: Job, *, limit: int, after: Batch | None = None
+) -> Batch:
+    """Up to ``limit`` of the job's contacts not scored yet that come first (after the batch
+    ``after``, which may not be saved yet): pending rows, or contacts of a group kept as
+    submitted; none when all are scored."""
+    if after is not None and after.rest:
+        return _batch(after.rest, limit, first=False)
+    ordinal = 0 if after is None else after.contacts[-1].ordinal
+    kept = await repo.next_kept_group(session, job.id, after=ordinal)
+    before = None if kept is None else kept[0]
+    pending = await repo.pending_contacts(session, job.id, limit, after=ordinal, before=before)
+    if pending or kept is None:
+        return Batch(pending)
+    return _batch(_group_rows(job, *kept), limit, first=True)
+
+
+async def save_batch(session: AsyncSession, batch: Batch, results: list[dict[str, Any]]) -> None:
+    """Saves the results of a batch's contacts (each ``id`` and the columns to set), in the
+    caller's write transaction, which holds the job's lease. The batch's group, if still
+    kept, is removed and written as rows at once, the batch's contacts with their results and
+    the others pending; rows written meanwhile (by a read of them) are updated."""
+    if batch.group is None or not await repo.drop_kept_group(
+        session, batch.contacts[0].job_id, first=batch.contacts[0].ordinal
+    ):
+        await repo.save_contact_results(session, results)
+        return
+    saved = [{**row, **result} for row, result in zip(batch.group, results, strict=False)]
+    await repo.insert_contacts(session, saved + batch.rest)

@@ -140,7 +140,7 @@ async def _present_events(
 async def _score_and_save(
     lease: JobLease,
     job: Job,
-    batch: Sequence[ContactRow],
+    batch: intake.Batch,
     enriched_batch: EnrichedBatch,
     *,
     parsed: Mapping[str, scoring.ScoringItem],
@@ -159,13 +159,14 @@ async def _score_and_save(
     The evidence is read, the contacts scored and their events made in a read transaction;
     the write transaction holds only the writes (P210): on SQLite it holds the database's one
     write lock, which a submission waits for meanwhile. Each is a ``step`` (P211, P219)."""
+    contacts = batch.contacts
     found = enriched_batch.found
     core = job.scoring_type == "core"
     items = [
         parsed[contact.id]
         if not enriched.numbers and contact.id in parsed
         else scoring.item(contact.id, contact.fields, enriched.numbers)
-        for contact, enriched in zip(batch, found, strict=True)
+        for contact, enriched in zip(contacts, found, strict=True)
         if enriched is not None
     ]
     verifications = {}
@@ -178,7 +179,7 @@ async def _score_and_save(
     checks = await scoring.check_reassigned(
         reassigned,
         items,
-        {c.id: c.unmapped_fields for c, e in zip(batch, found, strict=True) if e is not None},
+        {c.id: c.unmapped_fields for c, e in zip(contacts, found, strict=True) if e is not None},
     )
     async with step(), lease.db.read() as session:
         now = utcnow()
@@ -201,9 +202,9 @@ async def _score_and_save(
             _rejected(contact, now)
             if enriched is None
             else _scored(contact, *next(scores), enriched, now)
-            for contact, enriched in zip(batch, found, strict=True)
+            for contact, enriched in zip(contacts, found, strict=True)
         ]
-        scored = _apply(batch, results)
+        scored = _apply(contacts, results)
         # Presented, and the verdicts worked out, only when someone listens.
         presented = None
         if scored and await webhooks.listened_to(
@@ -211,7 +212,7 @@ async def _score_and_save(
         ):
             presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
     async with step(), lease.holding() as session:
-        await repo.save_contact_results(session, results)
+        await intake.save_batch(session, batch, results)
         await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
         await rnd_record.record_queries(
             session, client_id=job.client_id, job_id=job.id, checks=checks, asked_at=asked_at
@@ -369,17 +370,11 @@ async def _process(
     db, job_id = lease.db, job.id
     rules = callability.rules_in_force(settings.compliance_rules)
     learnt = callability.JobLearnt(job.client_id)
-    # The contacts kept as submitted are written as rows first, a group a transaction (P218).
-    async with db.read() as session:
-        groups = await repo.intake_groups(session, job_id)
-    for first in groups:
-        async with step(), lease.holding() as session:
-            await intake.write_rows(session, job, first=first)
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
     # They are read, parsed and keyed before the transaction that writes them (P210).
     async with db.read() as session:
-        pending = await repo.pending_contact_fields(session, job_id)
+        pending = await intake.unscored_fields(session, job)
     parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
     carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
     async with step(), lease.holding() as session:
@@ -388,22 +383,24 @@ async def _process(
     async with db.read() as session:
         rate_scale = await rate_scales.of(session, job.client_id, now=utcnow().timestamp())
 
+    # Each batch is of pending rows, or of contacts still kept as submitted, whose rows its
+    # write makes, scored (P220).
     async with db.read() as session:
-        batch = await repo.pending_contacts(session, job_id, settings.batch_size)
+        batch = await intake.next_batch(session, job, limit=settings.batch_size)
     # Enrichment and verification call other services: outside any write transaction. The
     # next batch is enriched while this one is scored and saved, so that the sources' waits
     # on the database (or a provider) overlap with scoring's.
-    upcoming = enriching(job, batch, sources, collect_all)
+    upcoming = enriching(job, batch.contacts, sources, collect_all)
     try:
         while upcoming is not None:  # None once there is no batch
             if should_stop():
                 raise WorkStopped(f"job {job_id} stopped between batches")
             enriched_batch = await upcoming
             async with db.read() as session:
-                following = await repo.pending_contacts(
-                    session, job_id, settings.batch_size, after=batch[-1].ordinal
+                following = await intake.next_batch(
+                    session, job, limit=settings.batch_size, after=batch
                 )
-            upcoming = enriching(job, following, sources, collect_all)
+            upcoming = enriching(job, following.contacts, sources, collect_all)
             emitted = await _score_and_save(
                 lease,
                 job,

@@ -88,25 +88,54 @@ async def intake_groups(session: AsyncSession, job_id: str) -> list[int]:
     return list(firsts)
 
 
-async def take_intake(
-    session: AsyncSession, job_id: str, *, first: int | None = None
-) -> list[tuple[int, list[dict[str, Any]]]]:
-    """Removes and returns the job's groups of contacts kept as submitted (all, or the one
-    whose first ordinal is ``first``) as (first ordinal, records), in order."""
-    conditions = [ContactIntake.job_id == job_id]
-    if first is not None:
-        conditions.append(ContactIntake.first_ordinal == first)
-    groups = await session.execute(
-        select(ContactIntake.first_ordinal, ContactIntake.contacts)
-        .where(*conditions)
-        .order_by(ContactIntake.first_ordinal)
-    )
-    taken = [(first_ordinal, records) for first_ordinal, records in groups]
+async def take_intake(session: AsyncSession, job_id: str) -> list[tuple[int, list[dict[str, Any]]]]:
+    """Removes and returns the job's groups of contacts kept as submitted as (first ordinal,
+    records), in order."""
+    taken = await kept_groups(session, job_id)
     if taken:
         await session.execute(
-            delete(ContactIntake).where(*conditions).execution_options(synchronize_session=False)
+            delete(ContactIntake)
+            .where(ContactIntake.job_id == job_id)
+            .execution_options(synchronize_session=False)
         )
     return taken
+
+
+async def kept_groups(session: AsyncSession, job_id: str) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The job's groups of contacts kept as submitted as (first ordinal, records), in order."""
+    groups = await session.execute(
+        select(ContactIntake.first_ordinal, ContactIntake.contacts)
+        .where(ContactIntake.job_id == job_id)
+        .order_by(ContactIntake.first_ordinal)
+    )
+    return [(first_ordinal, records) for first_ordinal, records in groups]
+
+
+async def next_kept_group(
+    session: AsyncSession, job_id: str, *, after: int
+) -> tuple[int, list[dict[str, Any]]] | None:
+    """The job's first group of contacts kept as submitted past the ordinal ``after``, as
+    (first ordinal, records)."""
+    group = (
+        await session.execute(
+            select(ContactIntake.first_ordinal, ContactIntake.contacts)
+            .where(ContactIntake.job_id == job_id, ContactIntake.first_ordinal > after)
+            .order_by(ContactIntake.first_ordinal)
+            .limit(1)
+        )
+    ).first()
+    return None if group is None else (group[0], group[1])
+
+
+async def drop_kept_group(session: AsyncSession, job_id: str, *, first: int) -> bool:
+    """Removes the job's group of contacts kept as submitted that starts at ``first``; False
+    when it was no longer kept."""
+    result = await session.execute(
+        delete(ContactIntake)
+        .where(ContactIntake.job_id == job_id, ContactIntake.first_ordinal == first)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(result, "rowcount", 0))
 
 
 async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: datetime) -> bool:
@@ -211,12 +240,13 @@ _CONTACT_ROW = [getattr(Contact, field.name) for field in fields(ContactRow)]
 
 
 async def pending_contacts(
-    session: AsyncSession, job_id: str, limit: int, *, after: int | None = None
+    session: AsyncSession, job_id: str, limit: int, *, after: int, before: int | None = None
 ) -> list[ContactRow]:
-    """The job's first ``limit`` pending contacts in order (``after``: past that ordinal)."""
-    conditions = [Contact.job_id == job_id, Contact.state == "pending"]
-    if after is not None:
-        conditions.append(Contact.ordinal > after)
+    """The job's first ``limit`` pending contacts in order past the ordinal ``after`` (and
+    before ``before``)."""
+    conditions = [Contact.job_id == job_id, Contact.state == "pending", Contact.ordinal > after]
+    if before is not None:
+        conditions.append(Contact.ordinal < before)
     rows = await session.execute(
         select(*_CONTACT_ROW).where(*conditions).order_by(Contact.ordinal).limit(limit)
     )

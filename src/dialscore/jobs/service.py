@@ -190,6 +190,10 @@ async def erase_job(
     # First, as a worker writing the job's results locks it first: one waits for the other.
     if not await repo.lock_job(session, job.id):
         raise NotFound("job not found")
+    if job.status == "Processing":
+        # Its worker indexed the numbers of the contacts it still keeps as submitted, by
+        # their ids (P220): their rows first, so that those numbers are forgotten too.
+        await intake.write_rows(session, job)
     await scoring_service.forget_contacts(session, repo.contact_ids_of(job.id))
     cancelled = await webhook_retention.erase_job_deliveries(session, job.id, now=now)
     await uploads.forget_of_job(session, user_id=job.user_id, job_id=job.id)
