@@ -181,8 +181,9 @@ async def test_the_worker_writes_each_contact_once_scored(settings: Settings) ->
 
         assert await process(db, job_id, step=before_each_step(look)) == "Finalized"
         states = await contacts_by_ordinal(db, job_id)
-    # The index write, then a read and a write for each of the three groups, then the end.
-    assert len(seen) == 8
+    # The numbers' read and their index's write, then for each of the three groups the read
+    # of it, the evidence's read and the write, a last read that finds none, then the end.
+    assert len(seen) == 13
     assert set().union(*seen) == {"scored"}
     assert list(states) == [intake.contact_id(job_id, n) for n in range(1, 601)]
     assert set(states.values()) == {"scored"}
@@ -209,8 +210,9 @@ async def test_rows_a_read_writes_during_the_job_are_scored_in_place(settings: S
         read: list[list[str]] = []
 
         async def read_contacts(step: int) -> None:
-            # Step 3 comes before the first batch's write: its group is kept still.
-            if step == 3:
+            # Step 6 comes before the first batch's write (after the numbers' read and index,
+            # the first and second groups' reads and the first's evidence): its group is kept.
+            if step == 6:
                 assert await intake_of(db, job_id) == [1, 251, 501]
                 await write_kept_contacts(db)
                 read.append(list(await contacts_by_ordinal(db, job_id)))

@@ -291,10 +291,10 @@ async def process_job(
     is cancelled or fails, the job is given up for the next run at once. ``LeaseLost`` says
     that another worker took the job over. ``rate_scales`` keeps the clients' rate scales
     between jobs (without it, the job measures its client's). ``sources`` is the waterfall,
-    or what makes the job's client's. Each write after the claim and each batch's read is a
-    ``step``: in ``serve``, taken after the requests the process serves (P211) and in turn
-    with its other jobs' steps (P219). Returns the terminal status set by this call, if
-    any."""
+    or what makes the job's client's. Each write after the claim, each read of contacts to
+    score (P221) and each batch's read of its evidence is a ``step``: in ``serve``, taken
+    after the requests the process serves (P211) and in turn with its other jobs' steps
+    (P219). Returns the terminal status set by this call, if any."""
     now = utcnow()
     until = now + settings.job_lease
     async with db.unit_of_work() as session:
@@ -373,10 +373,11 @@ async def _process(
     # The job's numbers are indexed before any is scored, so that every batch sees the
     # whole job when it looks for numbers shared by several people of one company.
     # They are read, parsed and keyed before the transaction that writes them (P210).
-    async with db.read() as session:
-        pending = await intake.unscored_fields(session, job)
-    parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
-    carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
+    async with step():
+        async with db.read() as session:
+            pending = await intake.unscored_fields(session, job)
+        parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
+        carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
     async with step(), lease.holding() as session:
         await scoring.index_numbers(session, carried)
     # The client's own calls scale the line types' rates, once for the whole job (P90).
@@ -385,7 +386,7 @@ async def _process(
 
     # Each batch is of pending rows, or of contacts still kept as submitted, whose rows its
     # write makes, scored (P220).
-    async with db.read() as session:
+    async with step(), db.read() as session:
         batch = await intake.next_batch(session, job, limit=settings.batch_size)
     # Enrichment and verification call other services: outside any write transaction. The
     # next batch is enriched while this one is scored and saved, so that the sources' waits
@@ -396,7 +397,7 @@ async def _process(
             if should_stop():
                 raise WorkStopped(f"job {job_id} stopped between batches")
             enriched_batch = await upcoming
-            async with db.read() as session:
+            async with step(), db.read() as session:
                 following = await intake.next_batch(
                     session, job, limit=settings.batch_size, after=batch
                 )
