@@ -27,9 +27,9 @@ from dialscore.kit.db import Database
 from dialscore.models import Job
 from dialscore.scoring.engine import unscored
 
-# Contacts kept in one intake row, and written as contact rows in one transaction: as many
-# as a batch of the job by default, so that the worker's write of them holds SQLite's write
-# lock from a request no longer than a batch's does.
+# Contacts kept in one intake row: as many as a batch of the job by default, so that a batch
+# is a group, whose rows its write makes (P220), and holds SQLite's write lock from a request
+# no longer than a batch of pending rows does.
 GROUP = 250
 # The parts of a contact that are left out of its record when they have no value.
 _OPTIONAL = ("unmapped", "callback_url", "enrichment_contact_id", "enriched_types", "source_row")
@@ -159,6 +159,8 @@ class Batch:
 
 
 def _batch(rows: list[dict[str, Any]], limit: int, *, first: bool) -> Batch:
+    """The first ``limit`` of a kept group's ``rows`` (all of the group when ``first``, else
+    those after a batch of it) as a batch."""
     contacts = [ContactRow(*(row[name] for name in _CONTACT_ROW)) for row in rows[:limit]]
     return Batch(contacts, rows if first else None, rows[limit:])
 
