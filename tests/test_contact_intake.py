@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import TypeVar
 
 import pytest
 from sqlalchemy import select
@@ -14,12 +15,12 @@ from sqlalchemy import select
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
 from dialscore.config import Settings
-from dialscore.jobs import intake, processing
+from dialscore.jobs import intake, processing, repository
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.foreground import Step, any_time
 from dialscore.kit.leases import WorkStopped
-from dialscore.models import Contact, ContactIntake, ContactNumber
+from dialscore.models import Contact, ContactIntake, ContactNumber, Job
 from dialscore.submissions import service as submissions
 from tests.support import (
     V2,
@@ -34,6 +35,7 @@ from tests.support import (
 from tests.test_job_batches import contacts_of
 from tests.web_forms import sign_in_user
 
+T = TypeVar("T")
 PROCESSING = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
 
 
@@ -254,3 +256,34 @@ async def indexed(db: Database, contact_ids: list[str]) -> int:
             select(ContactNumber.contact_id).where(ContactNumber.contact_id.in_(contact_ids))
         )
         return len(set(found))
+
+
+async def test_contacts_whose_rows_a_read_writes_meanwhile_are_all_found_to_score(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's first read finds every contact not scored yet even when a read of the
+    job's contacts writes their rows between its two queries, whichever comes first (on
+    PostgreSQL each query sees what was committed before it)."""
+    async with without_worker(settings) as (db, api, tenant):
+        response = await submit(api, tenant, many_contacts(300))
+        job_id = response.json()["data"]["jobId"]
+        written: list[bool] = []
+
+        def then_rows_written(query: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+            async def run(*args: object, **kwargs: object) -> T:
+                found = await query(*args, **kwargs)
+                if not written:
+                    written.append(True)
+                    await write_kept_contacts(db)
+                return found
+
+            return run
+
+        for name in ("kept_groups", "pending_contact_fields"):
+            monkeypatch.setattr(repository, name, then_rows_written(getattr(repository, name)))
+        async with db.read() as session:
+            job = await session.get(Job, job_id)
+            assert job is not None
+            found = await intake.unscored_fields(session, job)
+    assert written == [True]
+    assert sorted(found) == sorted(intake.contact_id(job_id, n) for n in range(1, 301))

@@ -138,12 +138,18 @@ async def rows_ready(db: Database, session: AsyncSession, job: Job) -> None:
 # -- the worker's batches ----------------------------------------------------------------------
 
 
-async def unscored_fields(session: AsyncSession, job: Job) -> list[tuple[str, dict[str, Any]]]:
-    """The id and fields of each of the job's contacts not scored yet: pending rows, and
-    those still kept as submitted."""
-    found = await repo.pending_contact_fields(session, job.id)
-    for first, records in await repo.kept_groups(session, job.id):
-        found += [(contact_id(job.id, first + i), r["fields"]) for i, r in enumerate(records)]
+async def unscored_fields(session: AsyncSession, job: Job) -> dict[str, dict[str, Any]]:
+    """The fields of each of the job's contacts not scored yet, by id: those still kept as
+    submitted, and pending rows. The kept ones are read first: a read of the job's contacts
+    may write their rows between the two queries (on PostgreSQL each sees what was committed
+    before it), and contacts only ever move from the intake to the rows, so the second query
+    then finds them as rows."""
+    found = {
+        contact_id(job.id, first + i): record["fields"]
+        for first, records in await repo.kept_groups(session, job.id)
+        for i, record in enumerate(records)
+    }
+    found.update(await repo.pending_contact_fields(session, job.id))
     return found
 
 

@@ -376,7 +376,7 @@ async def _process(
     async with step():
         async with db.read() as session:
             pending = await intake.unscored_fields(session, job)
-        parsed = {cid: scoring.item(cid, fields) for cid, fields in pending}
+        parsed = {cid: scoring.item(cid, fields) for cid, fields in pending.items()}
         carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
     async with step(), lease.holding() as session:
         await scoring.index_numbers(session, carried)
