@@ -155,20 +155,22 @@ async def unscored_fields(session: AsyncSession, job: Job) -> dict[str, dict[str
 
 @dataclass(frozen=True)
 class Batch:
-    """Contacts of a job scored and saved together. For contacts of a group still kept as
-    submitted: ``group``, the rows of the whole group, which the batch's write makes when
-    they are its first; ``rest``, the rows of the group after them, pending from then on."""
+    """Contacts of a job scored and saved together. For the first contacts of a group still
+    kept as submitted: ``rows``, their rows, which the batch's write makes with the rest of
+    the group's. For any of a kept group's: ``rest``, the rows of the group after them,
+    pending from then on."""
 
     contacts: list[ContactRow]
-    group: list[dict[str, Any]] | None = None
+    rows: list[dict[str, Any]] | None = None
     rest: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _batch(rows: list[dict[str, Any]], limit: int, *, first: bool) -> Batch:
     """The first ``limit`` of a kept group's ``rows`` (all of the group when ``first``, else
     those after a batch of it) as a batch."""
-    contacts = [ContactRow(*(row[name] for name in _CONTACT_ROW)) for row in rows[:limit]]
-    return Batch(contacts, rows if first else None, rows[limit:])
+    taken = rows[:limit]
+    contacts = [ContactRow(*(row[name] for name in _CONTACT_ROW)) for row in taken]
+    return Batch(contacts, taken if first else None, rows[limit:])
 
 
 async def next_batch(
@@ -193,10 +195,10 @@ async def save_batch(session: AsyncSession, batch: Batch, results: list[dict[str
     caller's write transaction, which holds the job's lease. The batch's group, if still
     kept, is removed and written as rows at once, the batch's contacts with their results and
     the others pending; rows written meanwhile (by a read of them) are updated."""
-    if batch.group is None or not await repo.drop_kept_group(
+    if batch.rows is None or not await repo.drop_kept_group(
         session, batch.contacts[0].job_id, first=batch.contacts[0].ordinal
     ):
         await repo.save_contact_results(session, results)
         return
-    saved = [{**row, **result} for row, result in zip(batch.group, results, strict=False)]
+    saved = [{**row, **result} for row, result in zip(batch.rows, results, strict=True)]
     await repo.insert_contacts(session, saved + batch.rest)

@@ -375,8 +375,8 @@ async def _process(
     # They are read, parsed and keyed before the transaction that writes them (P210).
     async with step():
         async with db.read() as session:
-            pending = await intake.unscored_fields(session, job)
-        parsed = {cid: scoring.item(cid, fields) for cid, fields in pending.items()}
+            unscored = await intake.unscored_fields(session, job)
+        parsed = {cid: scoring.item(cid, fields) for cid, fields in unscored.items()}
         carried = scoring.carried_numbers(job.client_id, list(parsed.values()))
     async with step(), lease.holding() as session:
         await scoring.index_numbers(session, carried)

@@ -9,12 +9,23 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, insert, or_, select, text, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    bindparam,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.enrichment.waterfall import Tally
 from dialscore.jobs.schemas import ContactRow
-from dialscore.kit.db import table_of, upsert
+from dialscore.kit.db import changed_rows, table_of, upsert
 from dialscore.models import Contact, ContactIntake, EnrichmentTally, Job, RejectedRow
 
 ACTIVE_STATES = ("Init", "Processing")
@@ -93,11 +104,7 @@ async def take_intake(session: AsyncSession, job_id: str) -> list[tuple[int, lis
     records), in order."""
     taken = await kept_groups(session, job_id)
     if taken:
-        await session.execute(
-            delete(ContactIntake)
-            .where(ContactIntake.job_id == job_id)
-            .execution_options(synchronize_session=False)
-        )
+        await _delete_intake(session, ContactIntake.job_id == job_id)
     return taken
 
 
@@ -130,12 +137,18 @@ async def next_kept_group(
 async def drop_kept_group(session: AsyncSession, job_id: str, *, first: int) -> bool:
     """Removes the job's group of contacts kept as submitted that starts at ``first``; False
     when it was no longer kept."""
-    result = await session.execute(
-        delete(ContactIntake)
-        .where(ContactIntake.job_id == job_id, ContactIntake.first_ordinal == first)
-        .execution_options(synchronize_session=False)
+    removed = await _delete_intake(
+        session, ContactIntake.job_id == job_id, ContactIntake.first_ordinal == first
     )
-    return bool(getattr(result, "rowcount", 0))
+    return removed > 0
+
+
+async def _delete_intake(session: AsyncSession, *conditions: ColumnElement[bool]) -> int:
+    """Removes the groups of contacts kept as submitted that meet ``conditions``; how many."""
+    result = await session.execute(
+        delete(ContactIntake).where(*conditions).execution_options(synchronize_session=False)
+    )
+    return changed_rows(result)
 
 
 async def claim(session: AsyncSession, job_id: str, *, now: datetime, until: datetime) -> bool:
@@ -225,11 +238,7 @@ async def delete_job(session: AsyncSession, job_id: str) -> None:
         .where(RejectedRow.job_id == job_id)
         .execution_options(synchronize_session=False)
     )
-    await session.execute(
-        delete(ContactIntake)
-        .where(ContactIntake.job_id == job_id)
-        .execution_options(synchronize_session=False)
-    )
+    await _delete_intake(session, ContactIntake.job_id == job_id)
     await session.execute(
         delete(Contact).where(Contact.job_id == job_id).execution_options(synchronize_session=False)
     )
