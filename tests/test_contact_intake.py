@@ -20,7 +20,7 @@ from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.kit.foreground import Step, any_time
 from dialscore.kit.leases import WorkStopped
-from dialscore.models import Contact, ContactIntake, ContactNumber, Job
+from dialscore.models import ContactNumber, Job
 from dialscore.submissions import service as submissions
 from tests.support import (
     V2,
@@ -42,12 +42,7 @@ PROCESSING = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(s
 async def intake_of(db: Database, job_id: str) -> list[int]:
     """The first ordinals of the job's groups of contacts kept as submitted."""
     async with db.read() as session:
-        firsts = await session.scalars(
-            select(ContactIntake.first_ordinal)
-            .where(ContactIntake.job_id == job_id)
-            .order_by(ContactIntake.first_ordinal)
-        )
-        return list(firsts)
+        return await repository.intake_groups(session, job_id)
 
 
 async def process(
@@ -193,13 +188,7 @@ async def test_the_worker_writes_each_contact_once_scored(settings: Settings) ->
 
 async def contacts_by_ordinal(db: Database, job_id: str) -> dict[str, str]:
     """The job's contact rows in order: id to state."""
-    async with db.read() as session:
-        rows = await session.execute(
-            select(Contact.id, Contact.state)
-            .where(Contact.job_id == job_id)
-            .order_by(Contact.ordinal)
-        )
-        return {contact_id: state for contact_id, state in rows}
+    return {c.id: c.state for c in await contacts_of(db, job_id)}
 
 
 async def test_rows_a_read_writes_during_the_job_are_scored_in_place(settings: Settings) -> None:
