@@ -204,13 +204,15 @@ async def _score_and_save(
             else _scored(contact, *next(scores), enriched, now)
             for contact, enriched in zip(contacts, found, strict=True)
         ]
-        scored = _apply(contacts, results)
+        any_scored = any(result["state"] == "scored" for result in results)
         # Presented, and the verdicts worked out, only when someone listens.
         presented = None
-        if scored and await webhooks.listened_to(
+        if any_scored and await webhooks.listened_to(
             session, user_id=job.user_id, event_type=CONTACT_SCORED
         ):
-            presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
+            presented = await _present_events(
+                session, job, _apply(contacts, results), rules=rules, learnt=learnt
+            )
     async with step(), lease.holding() as session:
         await intake.save_batch(session, batch, results)
         await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
@@ -218,12 +220,14 @@ async def _score_and_save(
             session, client_id=job.client_id, job_id=job.id, checks=checks, asked_at=asked_at
         )
         if (
-            scored
+            any_scored
             and presented is None
             and await webhooks.listened_to(session, user_id=job.user_id, event_type=CONTACT_SCORED)
         ):
             # A subscription made since the read: its events are made here.
-            presented = await _present_events(session, job, scored, rules=rules, learnt=learnt)
+            presented = await _present_events(
+                session, job, _apply(contacts, results), rules=rules, learnt=learnt
+            )
         emitted = 0
         if presented:
             # One delivery per event and subscription listening now (emit asks again).
@@ -239,12 +243,15 @@ async def _score_and_save(
             )
         # Version 1 contacts with a callback URL: one callback each (D27), written with
         # the score like every event.
+        calling_back = any(c.callback_url for c in contacts)
         emitted += await webhooks.queue_callbacks(
             session,
             user_id=job.user_id,
             job_id=job.id,
             callbacks=[
-                (c.callback_url, present_callback_contact(c)) for c in scored if c.callback_url
+                (c.callback_url, present_callback_contact(c))
+                for c in (_apply(contacts, results) if calling_back else ())
+                if c.callback_url
             ],
         )
         await repo.record_progress(
