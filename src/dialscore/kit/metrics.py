@@ -9,6 +9,7 @@ mode, P85). The gauges about the database are not counted here: they are read fr
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import time
 from collections.abc import Iterable
@@ -138,15 +139,12 @@ def observe_contacts(
 ) -> None:
     """A batch of a job's contacts saved: each scored one's leadStatus, None for a contact
     that enrichment rejected."""
-    found = not_found = 0
-    for status in lead_statuses:
-        if status is None:
-            not_found += 1
-            continue
-        found += 1
-        CONTACTS_SCORED.labels(scoring_type, status).inc()
+    counts = collections.Counter(lead_statuses)
+    not_found = counts.pop(None, 0)
+    for status, count in counts.items():
+        CONTACTS_SCORED.labels(scoring_type, status).inc(count)
     if enriching:
-        CONTACTS_ENRICHED.labels("found").inc(found)
+        CONTACTS_ENRICHED.labels("found").inc(counts.total())
         CONTACTS_ENRICHED.labels("not_found").inc(not_found)
 
 
