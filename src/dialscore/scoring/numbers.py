@@ -3,7 +3,6 @@ found, and the fictional numbers that the metadata still calls valid. Pure."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -126,7 +125,8 @@ def display_type(phone: ParsedPhone) -> str | None:
 
 _RUN_UP = "01234567890123456789"
 _RUN_DOWN = "98765432109876543210"
-_N11 = re.compile(r"[2-9]11")
+# N11 codes: 211 to 911.
+_N11 = frozenset(f"{digit}11" for digit in "23456789")
 
 
 def fictional_reason(phone: ParsedPhone) -> str | None:
@@ -141,7 +141,7 @@ def fictional_reason(phone: ParsedPhone) -> str | None:
         exchange, line = national[3:6], national[6:]
         if exchange == "555" and ("0100" <= line <= "0199" or line == "1212"):
             return f"fictional number (555-{line})"
-        if _N11.fullmatch(exchange) or _N11.fullmatch(national[:3]):
+        if exchange in _N11 or national[:3] in _N11:
             return "N11 service code, not a subscriber line"
     # The subscriber part: NANP's exchange and line (7 digits), elsewhere the last 8 digits.
     subscriber = phone.e164[-7:] if national is not None else phone.e164[-8:]
