@@ -240,6 +240,13 @@ def test_name_tokens_drop_titles_suffixes_and_apostrophes() -> None:
     assert name_tokens(None) == ()
 
 
+def test_a_name_of_ascii_letters_and_digits_is_one_word_in_lower_case() -> None:
+    assert name_tokens("Agent007") == ("agent007",)
+    assert name_tokens("Dr") == ("dr",)
+    assert name_tokens("Agent_007") == ("agent", "007")  # an underscore parts words
+    assert name_tokens("Agent 007 Jr") == ("agent", "007")
+
+
 @pytest.mark.parametrize("name", ["García-López", "Garcia Lopez", "GARCIA LOPEZ", "garcía lópez"])
 def test_last_name_keys_fold_accents_spaces_and_hyphens(name: str) -> None:
     assert last_name_key(name) == "garcialopez"

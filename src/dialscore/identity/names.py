@@ -166,7 +166,7 @@ def name_tokens(name: str | None) -> tuple[str, ...]:
     generational suffixes left out ("Dr.", "Jr.", "III")."""
     if not name:
         return ()
-    if name.isascii() and name.isalpha():
+    if name.isascii() and name.isalnum():  # one word, folded by lowering it
         return (name.lower(),)
     words = [w for w in WORD_SEPARATORS.split(fold(name).translate(APOSTROPHES)) if w]
     while len(words) > 1 and words[0] in _NAME_TITLES:
