@@ -84,11 +84,13 @@ def table_of(model: type[Base]) -> Table:
 
 def upsert(session: AsyncSession, model: type[Base]) -> pg_dialect.Insert | sqlite_dialect.Insert:
     """An INSERT into the model's table in the session's dialect, which can say what to do
-    with a row already there (``on_conflict_do_update``, ``on_conflict_do_nothing``)."""
+    with a row already there (``on_conflict_do_update``, ``on_conflict_do_nothing``). Into
+    the table (``table_of``): run with many rows, it needs none of the ORM's bookkeeping
+    for each."""
     dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
     if dialect == "postgresql":
-        return pg_dialect.insert(model)
-    return sqlite_dialect.insert(model)
+        return pg_dialect.insert(table_of(model))
+    return sqlite_dialect.insert(table_of(model))
 
 
 def changed_rows(result: object) -> int:
