@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -51,6 +52,13 @@ _NOT_YET: dict[str, Any] = {
 _CONTACT_ROW = tuple(field.name for field in fields(ContactRow))
 
 
+# A job's start works out the ids of all its kept contacts (to index their numbers) and its
+# batches the same ids again (to write their rows): kept for a job of up to this many
+# contacts, the second time costs a lookup instead of a UUID (15 µs).
+_IDS_KEPT = 4096
+
+
+@lru_cache(maxsize=_IDS_KEPT)
 def contact_id(job_id: str, ordinal: int) -> str:
     """The id of the job's contact at ``ordinal``, the same whoever writes its row."""
     return str(uuid.uuid5(_CONTACT_IDS, f"{job_id}/{ordinal}"))
