@@ -88,17 +88,30 @@ def intake_rows(job_id: str, contacts: Sequence[NewContact]) -> list[dict[str, A
     ]
 
 
-def contact_row(job: Job, ordinal: int, record: dict[str, Any]) -> dict[str, Any]:
-    """A pending contact's row (every column to its value), as of the job's submission."""
-    fields = record["fields"]
+def _job_columns(job: Job) -> dict[str, Any]:
+    """The columns every pending contact row of the job has alike, as of its submission."""
     submitted: datetime = job.created_at
     return {
-        "id": contact_id(job.id, ordinal),
         "job_id": job.id,
         "client_id": job.client_id,
         "user_id": job.user_id,
-        "ordinal": ordinal,
         "state": "pending",
+        "lead_status": "Uncontacted",
+        "best_phone": None,
+        "created_at": submitted,
+        "updated_at": submitted,
+        **_NOT_YET,
+    }
+
+
+def contact_row(shared: dict[str, Any], ordinal: int, record: dict[str, Any]) -> dict[str, Any]:
+    """A pending contact's row (every column to its value): ``shared``, the job's columns
+    (``_job_columns``), and the contact's own."""
+    fields = record["fields"]
+    return {
+        **shared,
+        "id": contact_id(shared["job_id"], ordinal),
+        "ordinal": ordinal,
         "first_name": fields.get("firstName"),
         "last_name": fields.get("lastName"),
         "email": fields.get("email"),
@@ -107,20 +120,16 @@ def contact_row(job: Job, ordinal: int, record: dict[str, Any]) -> dict[str, Any
         "fields": fields,
         "unmapped_fields": record.get("unmapped", {}),
         "phones": record["phones"],
-        "lead_status": "Uncontacted",
-        "best_phone": None,
         "callback_url": record.get("callback_url"),
         "enrichment_contact_id": record.get("enrichment_contact_id"),
         "enriched_types": record.get("enriched_types"),
         "source_row": record.get("source_row"),
-        "created_at": submitted,
-        "updated_at": submitted,
-        **_NOT_YET,
     }
 
 
 def _group_rows(job: Job, first: int, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [contact_row(job, first + i, record) for i, record in enumerate(records)]
+    shared = _job_columns(job)
+    return [contact_row(shared, first + i, record) for i, record in enumerate(records)]
 
 
 async def write_rows(session: AsyncSession, job: Job) -> None:
