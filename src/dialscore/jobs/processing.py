@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -205,14 +206,18 @@ async def _score_and_save(
             for contact, enriched in zip(contacts, found, strict=True)
         ]
         any_scored = any(result["state"] == "scored" for result in results)
+
+        @functools.cache
+        def scored() -> list[ContactRow]:
+            # Copied with their results only for events or callbacks, and once.
+            return _apply(contacts, results)
+
         # Presented, and the verdicts worked out, only when someone listens.
         presented = None
         if any_scored and await webhooks.listened_to(
             session, user_id=job.user_id, event_type=CONTACT_SCORED
         ):
-            presented = await _present_events(
-                session, job, _apply(contacts, results), rules=rules, learnt=learnt
-            )
+            presented = await _present_events(session, job, scored(), rules=rules, learnt=learnt)
     async with step(), lease.holding() as session:
         await intake.save_batch(session, batch, results)
         await repo.add_enrichment_tallies(session, job, enriched_batch.tally)
@@ -225,9 +230,7 @@ async def _score_and_save(
             and await webhooks.listened_to(session, user_id=job.user_id, event_type=CONTACT_SCORED)
         ):
             # A subscription made since the read: its events are made here.
-            presented = await _present_events(
-                session, job, _apply(contacts, results), rules=rules, learnt=learnt
-            )
+            presented = await _present_events(session, job, scored(), rules=rules, learnt=learnt)
         emitted = 0
         if presented:
             # One delivery per event and subscription listening now (emit asks again).
@@ -250,7 +253,7 @@ async def _score_and_save(
             job_id=job.id,
             callbacks=[
                 (c.callback_url, present_callback_contact(c))
-                for c in (_apply(contacts, results) if calling_back else ())
+                for c in (scored() if calling_back else ())
                 if c.callback_url
             ],
         )
