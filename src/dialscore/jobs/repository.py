@@ -108,14 +108,18 @@ async def take_intake(session: AsyncSession, job_id: str) -> list[tuple[int, lis
     return taken
 
 
-async def kept_groups(session: AsyncSession, job_id: str) -> list[tuple[int, list[dict[str, Any]]]]:
+def _kept(job_id: str) -> Select[tuple[int, list[dict[str, Any]]]]:
     """The job's groups of contacts kept as submitted as (first ordinal, records), in order."""
-    groups = await session.execute(
+    return (
         select(ContactIntake.first_ordinal, ContactIntake.contacts)
         .where(ContactIntake.job_id == job_id)
         .order_by(ContactIntake.first_ordinal)
     )
-    return [(first_ordinal, records) for first_ordinal, records in groups]
+
+
+async def kept_groups(session: AsyncSession, job_id: str) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The job's groups of contacts kept as submitted as (first ordinal, records), in order."""
+    return [(first, records) for first, records in await session.execute(_kept(job_id))]
 
 
 async def next_kept_group(
@@ -123,14 +127,8 @@ async def next_kept_group(
 ) -> tuple[int, list[dict[str, Any]]] | None:
     """The job's first group of contacts kept as submitted past the ordinal ``after``, as
     (first ordinal, records)."""
-    group = (
-        await session.execute(
-            select(ContactIntake.first_ordinal, ContactIntake.contacts)
-            .where(ContactIntake.job_id == job_id, ContactIntake.first_ordinal > after)
-            .order_by(ContactIntake.first_ordinal)
-            .limit(1)
-        )
-    ).first()
+    query = _kept(job_id).where(ContactIntake.first_ordinal > after).limit(1)
+    group = (await session.execute(query)).first()
     return None if group is None else (group[0], group[1])
 
 
