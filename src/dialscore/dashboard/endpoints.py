@@ -56,7 +56,7 @@ def install(app: FastAPI) -> None:
         StaticFiles(directory=Path(__file__).parent / "static"),
         name="app-static",
     )
-    router = APIRouter(prefix=PREFIX, include_in_schema=False)
+    router = APIRouter(include_in_schema=False)
 
     @router.get("")
     async def home() -> RedirectResponse:
@@ -70,7 +70,8 @@ def install(app: FastAPI) -> None:
     async def unknown_page(rest: str) -> None:
         raise PageNotFound()
 
-    app.include_router(router)
+    # Its prefix given here rather than to the router, as for the API's (see create_app).
+    app.include_router(router, prefix=PREFIX)
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def root() -> RedirectResponse:
