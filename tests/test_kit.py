@@ -16,6 +16,7 @@ from typing import Any
 
 import jwt
 import pytest
+from fastapi import APIRouter, FastAPI
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy.dialects import postgresql, sqlite
@@ -27,6 +28,7 @@ from dialscore.kit.db import Credits, async_url, sync_url
 from dialscore.kit.envelope import number
 from dialscore.kit.pagination import PageRequest, Pagination
 from dialscore.kit.polling import PollingLoop
+from dialscore.kit.routes import include_router, route_paths
 from dialscore.kit.security import (
     InvalidToken,
     KeyClaims,
@@ -624,3 +626,36 @@ def test_wakers_call_the_registered_loop_by_name_from_any_thread() -> None:
     wakers.wake("relay")
     assert "relay" not in wakers
     assert woken == ["relay", "dispatcher"]
+
+
+def test_route_paths_lists_routes_in_order_with_the_prefixes_they_were_included_with() -> None:
+    app = FastAPI()
+    jobs = APIRouter(prefix="/jobs")
+    jobs.add_api_route("/{jobId}", lambda jobId: jobId)
+    pages = APIRouter()
+    pages.add_api_route("", lambda: "home")
+    app.add_api_route("/first", lambda: "first")
+    include_router(app, jobs, prefix="/api/v2")
+    app.mount("/static", FastAPI())
+    include_router(app, pages, prefix="/app", include_in_schema=False)
+
+    assert route_paths(app)[-4:] == [
+        ("/first", False),
+        ("/api/v2/jobs/{jobId}", False),
+        ("/static", True),
+        ("/app", False),
+    ]
+
+
+def test_route_paths_refuses_routers_it_cannot_list_rather_than_leaving_their_routes_out() -> None:
+    nested = FastAPI()
+    outer = APIRouter()
+    outer.include_router(APIRouter(prefix="/inner"))
+    include_router(nested, outer, prefix="/api")
+    with pytest.raises(RuntimeError, match="include it in the app"):
+        route_paths(nested)
+
+    direct = FastAPI()
+    direct.include_router(APIRouter(prefix="/api"))
+    with pytest.raises(RuntimeError, match="was not included by"):
+        route_paths(direct)

@@ -29,6 +29,7 @@ from dialscore.dashboard.web import (
     render,
     sign_in_url,
 )
+from dialscore.kit.routes import include_router
 
 
 async def _not_found(request: Request, exc: Exception) -> HTMLResponse:
@@ -56,22 +57,23 @@ def install(app: FastAPI) -> None:
         StaticFiles(directory=Path(__file__).parent / "static"),
         name="app-static",
     )
-    router = APIRouter(include_in_schema=False)
+    # The home page first and the unknown page last, each router in the app itself with the
+    # prefix (see create_app).
+    home_page = APIRouter()
 
-    @router.get("")
+    @home_page.get("")
     async def home() -> RedirectResponse:
         return RedirectResponse(f"{PREFIX}/jobs", status_code=303)
 
-    pages = (auth, jobs, upload, keys, users, account, webhooks, calls, accuracy)
-    for page in (*pages, enrichment_sources):
-        router.include_router(page.router)
+    unknown = APIRouter()
 
-    @router.api_route("/{rest:path}", methods=["GET", "POST"])
+    @unknown.api_route("/{rest:path}", methods=["GET", "POST"])
     async def unknown_page(rest: str) -> None:
         raise PageNotFound()
 
-    # Its prefix given here rather than to the router, as for the API's (see create_app).
-    app.include_router(router, prefix=PREFIX)
+    pages = (auth, jobs, upload, keys, users, account, webhooks, calls, accuracy)
+    for router in (home_page, *(page.router for page in (*pages, enrichment_sources)), unknown):
+        include_router(app, router, prefix=PREFIX, include_in_schema=False)
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def root() -> RedirectResponse:

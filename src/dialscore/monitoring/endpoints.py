@@ -10,6 +10,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from prometheus_client import start_http_server
 
 from dialscore.config import Settings
+from dialscore.kit.routes import include_router
 from dialscore.monitoring.middleware import RequestMetrics
 from dialscore.monitoring.service import Exposition
 
@@ -36,7 +37,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     """Counts ``app``'s requests and serves /metrics on its port, unless the metrics have a
     port of their own. Add it after every other middleware, so that it is the outermost."""
     if settings.metrics_port is None:
-        app.include_router(_router(Exposition(settings)))
+        include_router(app, _router(Exposition(settings)))
     app.add_middleware(RequestMetrics)
 
 

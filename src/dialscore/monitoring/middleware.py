@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
 
-from fastapi.routing import iter_route_contexts
-from starlette.routing import BaseRoute, Mount, compile_path
+from starlette.applications import Starlette
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dialscore.kit import metrics
+from dialscore.kit.routes import route_paths
 
 # The route of a path no route matches: one label value, however many such paths come.
 UNMATCHED = "unmatched"
@@ -21,17 +21,15 @@ class RouteTemplates:
     """The route template (``/api/public/v2/jobs/{jobId}``) a path is answered by, as the
     application's routes say, so that label values stay as few as the routes."""
 
-    def __init__(self, routes: Sequence[BaseRoute]) -> None:
+    def __init__(self, app: Starlette) -> None:
         # In the order the router tries them: a mount (a prefix) or a route (a pattern).
         self._routes: list[tuple[str | re.Pattern[str], str]] = []
-        for context in iter_route_contexts(routes):
-            path, template = context.path, context.path_format
-            if path is None or template is None:
-                continue
-            if isinstance(context.original_route, Mount):
-                self._routes.append((path.rstrip("/"), template))
+        for path, mount in route_paths(app):
+            if mount:
+                self._routes.append((path.rstrip("/"), path + "/{path}"))
             else:
-                self._routes.append((compile_path(path)[0], template))
+                pattern, template, _ = compile_path(path)
+                self._routes.append((pattern, template))
 
     def template(self, path: str) -> str:
         for matcher, template in self._routes:
@@ -53,7 +51,7 @@ class RequestMetrics:
     def _route(self, scope: Scope) -> str:
         if self._templates is None:
             # Made on the first request: every route has been added by then.
-            self._templates = RouteTemplates(scope["app"].routes)
+            self._templates = RouteTemplates(scope["app"])
         return self._templates.template(scope["path"])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
