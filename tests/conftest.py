@@ -56,7 +56,10 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _truncate_postgres(url: str) -> None:
+def _empty_postgres(url: str) -> None:
+    """Deletes the rows a test wrote (in one transaction, foreign keys unchecked while it
+    runs) and restarts the sequences it drew from: TRUNCATE takes some milliseconds a table,
+    a quarter of a second for all of them, where a test writes a few rows to a few."""
     with psycopg.connect(url, autocommit=True) as conn:
         tables = [
             row[0]
@@ -65,8 +68,25 @@ def _truncate_postgres(url: str) -> None:
             ).fetchall()
             if row[0] not in KEPT_TABLES
         ]
-        if tables:
-            conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
+        written = " UNION ALL ".join(
+            f"SELECT '{name}' WHERE EXISTS (SELECT FROM \"{name}\")" for name in tables
+        )
+        filled = [row[0] for row in conn.execute(written).fetchall()] if tables else []
+        drawn = conn.execute(
+            "SELECT sequence.relname, owner.relname FROM pg_class sequence"
+            " JOIN pg_depend ON pg_depend.objid = sequence.oid"
+            " AND pg_depend.deptype IN ('a', 'i')"
+            " JOIN pg_class owner ON owner.oid = pg_depend.refobjid"
+            " JOIN pg_sequences ON pg_sequences.sequencename = sequence.relname"
+            " WHERE sequence.relkind = 'S' AND pg_sequences.last_value IS NOT NULL"
+        ).fetchall()
+        with conn.transaction():
+            conn.execute("SET LOCAL session_replication_role = replica")
+            for name in filled:
+                conn.execute(f'DELETE FROM "{name}"')
+            for sequence, owner in drawn:
+                if owner not in KEPT_TABLES:
+                    conn.execute(f'ALTER SEQUENCE "{sequence}" RESTART')
 
 
 @pytest.fixture(params=DATABASES)
@@ -78,7 +98,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield f"sqlite:///{path}"
     else:
         url: str = request.getfixturevalue("postgres_url")
-        _truncate_postgres(url)
+        _empty_postgres(url)
         yield url
 
 
