@@ -61,7 +61,8 @@ CREDITS = 1000
 CREDIT_SCALE = 10_000  # credits are stored in ten-thousandths (P15)
 JOBS = 10
 CONTACTS = 40
-# The last job, larger: both workers are killed while it is processed.
+# The last job, larger, submitted once the last round begins (not before, or a fast machine
+# may have finished it by then): both workers are killed while it is processed.
 LAST_CONTACTS = 200
 # The submission whose API process is killed while it is answering it.
 KILLED_MID_REQUEST = 3
@@ -118,6 +119,7 @@ class Chaos:
     sigterm_exits: list[tuple[str, int | None, float]] = field(default_factory=list)
     last_kill: float = 0.0
     redis_back: float = 0.0
+    last_round: threading.Event = field(default_factory=threading.Event)
 
     def kill_worker(self, index: int) -> None:
         self.workers[index].kill()
@@ -128,6 +130,7 @@ class Chaos:
     def kill_both_mid_job(self) -> None:
         """Kills both workers while the last job is being processed: whatever they held (the
         job, its message, deliveries in flight) is taken over once they are back."""
+        self.last_round.set()  # the last job is submitted now
         wait_for(
             lambda: True if last_job_under_way(self.database) else None,
             timeout=STARTUP,
@@ -178,9 +181,10 @@ def wait_running(worker: Service) -> None:
 
 
 class Submitter(threading.Thread):
-    """Submits the jobs one a second, each with its own Idempotency-Key, to either API
-    process, trying again (the same key) on a 503 (Redis away, fail-closed), a 429 or a
-    process that is gone; kills one API process in the middle of answering a submission."""
+    """Submits the jobs one a second (the last once the last round begins), each with its own
+    Idempotency-Key, to either API process, trying again (the same key) on a 503 (Redis away,
+    fail-closed), a 429 or a process that is gone; kills one API process in the middle of
+    answering a submission."""
 
     def __init__(self, chaos: Chaos, api_key: str) -> None:
         super().__init__(daemon=True)
@@ -196,6 +200,8 @@ class Submitter(threading.Thread):
                 started = time.monotonic()
                 key = f"chaos-{n}"
                 count = LAST_CONTACTS if n == JOBS - 1 else CONTACTS
+                if n == JOBS - 1:
+                    self.chaos.last_round.wait(timeout=LAST_ROUND + STARTUP)
                 body = {"contacts": many_contacts(count, start=n * 1000)}
                 if n == KILLED_MID_REQUEST:
                     self.kill_mid_request(body, key)
