@@ -324,7 +324,11 @@ async def test_a_limiter_allows_exactly_the_limit_per_window(
     limit, minute_limit = 7, 1_000_000
     limits: dict[TierName, int] = {"second": limit, "minute": minute_limit, "day": 1_000_000}
     redis_url = REDIS_URL if backend == "redis" else None
-    settings = make_settings(tmp_path, redis_url=redis_url, redis_namespace=namespace)
+    # A minute to reach Redis, as for the bursts below: on a busy machine a connection took
+    # longer than the tests' 0.2 s, and this app counted alone for a moment (failing open).
+    settings = make_settings(
+        tmp_path, redis_url=redis_url, redis_namespace=namespace, rate_limit_redis_timeout=60.0
+    )
     async with limiter_of(settings) as limiter:
         decisions = await asyncio.gather(
             *(limiter.check("client:a", limits, consume=True) for _ in range(60))
