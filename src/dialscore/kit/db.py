@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -27,6 +28,8 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
 CREDIT_SCALE = 10_000
+# The instants whose SQLite text a process keeps (UTCDateTime.bind_processor).
+_INSTANTS_KEPT = 256
 
 
 class Base(DeclarativeBase):
@@ -51,6 +54,18 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    def bind_processor(self, dialect: Dialect) -> Callable[[datetime | None], Any] | None:
+        """On SQLite, the text a datetime is written as, remembered for the last few
+        instants: the rows written together share a few (a batch's ``now``, its job's
+        submission), and turning one into text took a tenth of the database work of a
+        job's batch."""
+        processor = super().bind_processor(dialect)
+        if processor is None or dialect.name != "sqlite":
+            return processor
+        # Equal datetimes are one instant (an aware one never equals a naive one), whose
+        # UTC text is the same: a remembered text is the one processor would make.
+        return functools.lru_cache(maxsize=_INSTANTS_KEPT)(processor)
 
 
 class Credits(TypeDecorator[Decimal]):
@@ -190,7 +205,8 @@ def json_text(value: Any) -> str:
     a float that is not finite is written as null (JSON has no NaN). What orjson refuses and
     the standard library writes (an integer beyond 64 bits, nesting deeper than 254 levels:
     a client's own fields may hold either) is written by the standard library. Columns are
-    read with the standard library, which reads whatever either wrote."""
+    read with the standard library, which reads whatever either wrote: orjson reads an
+    integer beyond 64 bits as a float."""
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     except orjson.JSONEncodeError:
