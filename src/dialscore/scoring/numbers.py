@@ -10,6 +10,8 @@ from typing import Any
 from dialscore.phones import LineType, analyse, country_or_default, normalise_type
 
 PHONE_SLOTS = ("phone", "phone2", "phone3", "phone4", "phone5")
+# Each slot with the names of its type and country fields.
+_SLOT_FIELDS = tuple((slot, f"{slot}Type", f"{slot}Country") for slot in PHONE_SLOTS)
 ENRICHED_TYPE = "Service Enriched Phone"
 
 _SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
@@ -71,7 +73,7 @@ def parse_contact_phones(
     enrichment found (D19: positions continue, type ``Service Enriched Phone N``; the
     source's type, when it gave one, is the number's type hint for scoring)."""
     phones: list[ParsedPhone] = []
-    for slot in PHONE_SLOTS:
+    for slot, type_field, country_field in _SLOT_FIELDS:
         raw = fields.get(slot)
         if raw is None or not raw.strip():
             continue
@@ -80,8 +82,8 @@ def parse_contact_phones(
                 raw,
                 position=len(phones) + 1,
                 slot=slot,
-                type_hint=fields.get(f"{slot}Type"),
-                country_hint=fields.get(f"{slot}Country"),
+                type_hint=fields.get(type_field),
+                country_hint=fields.get(country_field),
             )
         )
     for index, (raw, hint) in enumerate(enriched, start=1):

