@@ -6,14 +6,25 @@ import functools
 import json
 import sqlite3
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import orjson
-from sqlalchemy import BigInteger, DateTime, Table, event
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    DateTime,
+    String,
+    Table,
+    any_,
+    bindparam,
+    event,
+    func,
+    select,
+)
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import Connection, Dialect, make_url
@@ -23,7 +34,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, QueryableAttribute
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.types import TypeDecorator
 
@@ -106,6 +117,26 @@ def upsert(session: AsyncSession, model: type[Base]) -> pg_dialect.Insert | sqli
     if dialect == "postgresql":
         return pg_dialect.insert(table_of(model))
     return sqlite_dialect.insert(table_of(model))
+
+
+def one_of(
+    session: AsyncSession, column: QueryableAttribute[Any], values: Collection[Any]
+) -> ColumnElement[bool]:
+    """A condition that holds for a row whose ``column`` is one of ``values``, the values
+    given as one parameter: an array on PostgreSQL (``= ANY``), a JSON array SQLite reads
+    with ``json_each``. The statement is the same whatever their count, compiled once and
+    prepared once by the database; an IN list has a parameter a value, and SQL rendered
+    and prepared anew for each count (2.6 times the CPU for 1500 values, in chunks of 500).
+    Both databases search the column's index for each value."""
+    listed = list(values)
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    if dialect == "postgresql":
+        # Text without the column's length: a cast to VARCHAR(n) would cut longer values to
+        # n characters, and find what they begin with.
+        element = String() if isinstance(column.type, String) else column.type
+        return column == any_(bindparam(None, listed, type_=pg_dialect.ARRAY(element)))
+    given = func.json_each(bindparam(None, json_text(listed), type_=String)).table_valued("value")
+    return column.in_(select(given.c.value))
 
 
 def changed_rows(result: object) -> int:

@@ -1,18 +1,19 @@
 """Every query of the scoring domain: the evidence for a batch of numbers (blocks, do-not-call
-lists, company lines, the client's call history, who else carries each number), a few queries
-per batch whatever its size (IN lists in chunks), never one query per phone."""
+lists, company lines, the client's call history, who else carries each number), one query of
+each kind per batch whatever its size (the numbers as one parameter, ``kit.db.one_of``), never
+one query per phone."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from datetime import date, datetime
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from dialscore.kit.db import upsert
+from dialscore.kit.db import one_of, upsert
 from dialscore.models import (
     CallOutcome,
     CompanyLine,
@@ -21,11 +22,6 @@ from dialscore.models import (
     DncNumber,
     NumberBlock,
 )
-
-# Bound parameters per IN list: well under SQLite's and PostgreSQL's limits, and small enough
-# for the planner to treat as an index lookup per value.
-CHUNK = 500
-T = TypeVar("T")
 
 
 class CallRecordRow(NamedTuple):
@@ -36,37 +32,30 @@ class CallRecordRow(NamedTuple):
     contact_id: str | None = None
 
 
-def chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
-    batch: list[T] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 async def block_categories(session: AsyncSession, prefixes: Collection[str]) -> dict[str, str]:
     """Category by block prefix (NPA-NXX and NPA-NXX-X) for the given prefixes."""
-    found: dict[str, str] = {}
-    for part in chunks(sorted(prefixes)):
-        rows = await session.execute(
-            select(NumberBlock.prefix, NumberBlock.category).where(NumberBlock.prefix.in_(part))
+    if not prefixes:
+        return {}
+    rows = await session.execute(
+        select(NumberBlock.prefix, NumberBlock.category).where(
+            one_of(session, NumberBlock.prefix, prefixes)
         )
-        found.update({prefix: category for prefix, category in rows})
-    return found
+    )
+    return {prefix: category for prefix, category in rows}
 
 
 async def dnc_lists(session: AsyncSession, numbers: Collection[int]) -> dict[int, list[str]]:
     """The do-not-call lists of each listed number (E.164 digits)."""
     found: dict[int, list[str]] = defaultdict(list)
-    for part in chunks(sorted(numbers)):
-        rows = await session.execute(
-            select(DncNumber.number, DncNumber.list_name).where(DncNumber.number.in_(part))
+    if not numbers:
+        return found
+    rows = await session.execute(
+        select(DncNumber.number, DncNumber.list_name).where(
+            one_of(session, DncNumber.number, numbers)
         )
-        for number, name in rows:
-            found[number].append(name)
+    )
+    for number, name in rows:
+        found[number].append(name)
     return found
 
 
@@ -94,13 +83,14 @@ async def dnc_list_freshness(session: AsyncSession) -> dict[str, ListFreshness]:
 
 async def company_lines(session: AsyncSession, numbers: Collection[str]) -> dict[str, str | None]:
     """The numbers that are company main lines, with their dial-tree path if known."""
-    found: dict[str, str | None] = {}
-    for part in chunks(sorted(numbers)):
-        rows = await session.execute(
-            select(CompanyLine.number, CompanyLine.ivr_path).where(CompanyLine.number.in_(part))
+    if not numbers:
+        return {}
+    rows = await session.execute(
+        select(CompanyLine.number, CompanyLine.ivr_path).where(
+            one_of(session, CompanyLine.number, numbers)
         )
-        found.update({number: path for number, path in rows})
-    return found
+    )
+    return {number: path for number, path in rows}
 
 
 async def index_contact_numbers(
@@ -131,21 +121,25 @@ async def carriers_per_number(
     """Who carries each number in the client's data, company by company (one group for
     contacts of no known company): a number no one carries is missing."""
     found: dict[str, list[Carriers]] = defaultdict(list)
-    for part in chunks(sorted(numbers)):
-        rows = await session.execute(
-            select(
-                ContactNumber.number,
-                ContactNumber.company_key,
-                func.count(func.distinct(ContactNumber.person_key)),
-                func.min(ContactNumber.person_key),
-                func.count(),
-                func.min(ContactNumber.contact_id),
-            )
-            .where(ContactNumber.client_id == client_id, ContactNumber.number.in_(part))
-            .group_by(ContactNumber.number, ContactNumber.company_key)
+    if not numbers:
+        return found
+    rows = await session.execute(
+        select(
+            ContactNumber.number,
+            ContactNumber.company_key,
+            func.count(func.distinct(ContactNumber.person_key)),
+            func.min(ContactNumber.person_key),
+            func.count(),
+            func.min(ContactNumber.contact_id),
         )
-        for number, company, people, person, contacts, contact in rows:
-            found[number].append(Carriers(company, int(people), person, int(contacts), contact))
+        .where(
+            ContactNumber.client_id == client_id,
+            one_of(session, ContactNumber.number, numbers),
+        )
+        .group_by(ContactNumber.number, ContactNumber.company_key)
+    )
+    for number, company, people, person, contacts, contact in rows:
+        found[number].append(Carriers(company, int(people), person, int(contacts), contact))
     return found
 
 
@@ -158,23 +152,24 @@ async def outcomes_for(
     """The client's reported calls to each E.164 number (from ``since``, inclusive), oldest
     first. Every distinct number asked for is a key, with an empty list when it has none.
 
-    One query per 500 numbers, reading only the columns the engine needs (no ORM objects);
-    the index (client_id, number, called_at) answers it."""
+    One query, reading only the columns the engine needs (no ORM objects); the index
+    (client_id, number, called_at) answers it."""
     wanted = sorted(set(numbers))
     result: dict[str, list[CallRecordRow]] = {number: [] for number in wanted}
-    for part in chunks(wanted):
-        query = select(
-            CallOutcome.number,
-            CallOutcome.outcome,
-            CallOutcome.called_at,
-            CallOutcome.ivr_path,
-            CallOutcome.contact_id,
-        ).where(CallOutcome.client_id == client_id, CallOutcome.number.in_(part))
-        if since is not None:
-            query = query.where(CallOutcome.called_at >= since)
-        query = query.order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
-        for number, outcome, called_at, ivr_path, contact_id in await session.execute(query):
-            result[number].append(CallRecordRow(outcome, called_at, ivr_path, contact_id))
+    if not wanted:
+        return result
+    query = select(
+        CallOutcome.number,
+        CallOutcome.outcome,
+        CallOutcome.called_at,
+        CallOutcome.ivr_path,
+        CallOutcome.contact_id,
+    ).where(CallOutcome.client_id == client_id, one_of(session, CallOutcome.number, wanted))
+    if since is not None:
+        query = query.where(CallOutcome.called_at >= since)
+    query = query.order_by(CallOutcome.number, CallOutcome.called_at, CallOutcome.id)
+    for number, outcome, called_at, ivr_path, contact_id in await session.execute(query):
+        result[number].append(CallRecordRow(outcome, called_at, ivr_path, contact_id))
     return result
 
 
@@ -196,14 +191,12 @@ async def recently_called(
 async def person_keys(session: AsyncSession, contact_ids: Collection[str]) -> dict[str, str]:
     """The person key each of these contacts was indexed with (contacts with no number, or
     of no client, are missing)."""
-    found: dict[str, str] = {}
-    for part in chunks(sorted(set(contact_ids))):
-        query = select(ContactNumber.contact_id, ContactNumber.person_key).where(
-            ContactNumber.contact_id.in_(part)
-        )
-        for contact_id, key in await session.execute(query):
-            found[contact_id] = key
-    return found
+    if not contact_ids:
+        return {}
+    query = select(ContactNumber.contact_id, ContactNumber.person_key).where(
+        one_of(session, ContactNumber.contact_id, set(contact_ids))
+    )
+    return {contact_id: key for contact_id, key in await session.execute(query)}
 
 
 async def forget_contacts(session: AsyncSession, contact_ids: Select[str]) -> None:
