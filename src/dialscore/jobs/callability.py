@@ -26,6 +26,7 @@ from dialscore.compliance import (
     written,
 )
 from dialscore.kit.clock import utcnow
+from dialscore.kit.db import one_of
 from dialscore.models import CallHourTally, CallOutcome
 from dialscore.scoring.engine import best_phone
 
@@ -34,9 +35,6 @@ CAP_PERIOD: Final = timedelta(hours=24)
 # Fewer calls to a line type and zone and the engine gives the prior anyway (P175): the
 # verdict is not worked out a second time with the tally.
 LEARNING_MIN_CALLS: Final = 30
-# The numbers of one query; more are read in further queries (a page has at most 1000
-# contacts, a results batch 500).
-NUMBERS_PER_QUERY: Final = 5000
 # An E.164 number: anything else (a number kept as submitted because it is invalid) gets nulls.
 _E164: Final = re.compile(r"\+[1-9][0-9]{6,14}")
 NO_VERDICT: Final[dict[str, Any]] = {
@@ -105,19 +103,20 @@ async def _recent_calls(
     session: AsyncSession, client_id: str, numbers: Sequence[str], since: datetime, at: datetime
 ) -> dict[str, list[datetime]]:
     """When the client called each of ``numbers`` after ``since`` up to ``at``, by number: one
-    query for up to NUMBERS_PER_QUERY numbers, on the (client, number, called at) index."""
+    query, the numbers as one parameter (P223), on the (client, number, called at) index."""
     found: dict[str, list[datetime]] = defaultdict(list)
-    for start in range(0, len(numbers), NUMBERS_PER_QUERY):
-        rows = await session.execute(
-            select(CallOutcome.number, CallOutcome.called_at).where(
-                CallOutcome.client_id == client_id,
-                CallOutcome.number.in_(numbers[start : start + NUMBERS_PER_QUERY]),
-                CallOutcome.called_at > since,
-                CallOutcome.called_at <= at,
-            )
+    if not numbers:
+        return found
+    rows = await session.execute(
+        select(CallOutcome.number, CallOutcome.called_at).where(
+            CallOutcome.client_id == client_id,
+            one_of(session, CallOutcome.number, numbers),
+            CallOutcome.called_at > since,
+            CallOutcome.called_at <= at,
         )
-        for number, called_at in rows:
-            found[number].append(called_at)
+    )
+    for number, called_at in rows:
+        found[number].append(called_at)
     return found
 
 
