@@ -69,8 +69,8 @@ class UTCDateTime(TypeDecorator[datetime]):
     def bind_processor(self, dialect: Dialect) -> Callable[[datetime | None], Any] | None:
         """On SQLite, the text a datetime is written as, remembered for the last few
         instants: the rows written together share a few (a batch's ``now``, its job's
-        submission), and turning one into text took a tenth of the database work of a
-        job's batch."""
+        submission), and turning each into text again took a tenth of SQLAlchemy's time on
+        a job's statements."""
         processor = super().bind_processor(dialect)
         if processor is None or dialect.name != "sqlite":
             return processor
@@ -126,8 +126,8 @@ def one_of(
     given as one parameter: an array on PostgreSQL (``= ANY``), a JSON array SQLite reads
     with ``json_each``. The statement is the same whatever their count, compiled once and
     prepared once by the database; an IN list has a parameter a value, and SQL rendered
-    and prepared anew for each count (2.6 times the CPU for 1500 values, in chunks of 500).
-    Both databases search the column's index for each value."""
+    and prepared anew for each count (about 2.6 times the CPU for 1500 values, in chunks of
+    500). Both databases search the column's index for each value."""
     listed = list(values)
     dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
     if dialect == "postgresql":
