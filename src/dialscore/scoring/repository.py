@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from datetime import date, datetime
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import QueryableAttribute
 
 from dialscore.kit.db import one_of, upsert
 from dialscore.models import (
@@ -23,6 +24,9 @@ from dialscore.models import (
     NumberBlock,
 )
 
+K = TypeVar("K")
+V = TypeVar("V")
+
 
 class CallRecordRow(NamedTuple):
     outcome: str
@@ -32,16 +36,22 @@ class CallRecordRow(NamedTuple):
     contact_id: str | None = None
 
 
+async def _values_of(
+    session: AsyncSession,
+    key: QueryableAttribute[K],
+    value: QueryableAttribute[V],
+    wanted: Collection[K],
+) -> dict[K, V]:
+    """The ``value`` of each row whose ``key`` is one of ``wanted``, by key (one row a key)."""
+    if not wanted:
+        return {}
+    rows = await session.execute(select(key, value).where(one_of(session, key, wanted)))
+    return {found: of for found, of in rows}
+
+
 async def block_categories(session: AsyncSession, prefixes: Collection[str]) -> dict[str, str]:
     """Category by block prefix (NPA-NXX and NPA-NXX-X) for the given prefixes."""
-    if not prefixes:
-        return {}
-    rows = await session.execute(
-        select(NumberBlock.prefix, NumberBlock.category).where(
-            one_of(session, NumberBlock.prefix, prefixes)
-        )
-    )
-    return {prefix: category for prefix, category in rows}
+    return await _values_of(session, NumberBlock.prefix, NumberBlock.category, prefixes)
 
 
 async def dnc_lists(session: AsyncSession, numbers: Collection[int]) -> dict[int, list[str]]:
@@ -83,14 +93,7 @@ async def dnc_list_freshness(session: AsyncSession) -> dict[str, ListFreshness]:
 
 async def company_lines(session: AsyncSession, numbers: Collection[str]) -> dict[str, str | None]:
     """The numbers that are company main lines, with their dial-tree path if known."""
-    if not numbers:
-        return {}
-    rows = await session.execute(
-        select(CompanyLine.number, CompanyLine.ivr_path).where(
-            one_of(session, CompanyLine.number, numbers)
-        )
-    )
-    return {number: path for number, path in rows}
+    return await _values_of(session, CompanyLine.number, CompanyLine.ivr_path, numbers)
 
 
 async def index_contact_numbers(
