@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection
-from typing import Any
 
 from sqlalchemy import select
 
@@ -20,7 +19,7 @@ def found(
     wanted_lines: Collection[str],
     wanted_listed: Collection[int],
     lines: Collection[str] = NUMBERS[::3],
-) -> Any:
+) -> tuple[set[str], set[int]]:
     async def run() -> tuple[set[str], set[int]]:
         db = Database(database_url)
         try:

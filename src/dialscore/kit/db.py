@@ -108,13 +108,17 @@ def table_of(model: type[Base]) -> Table:
     return table
 
 
+def _dialect_name(session: AsyncSession) -> str:
+    """The name of the database ``session`` talks to: ``sqlite`` or ``postgresql``."""
+    return session.get_bind().dialect.name
+
+
 def upsert(session: AsyncSession, model: type[Base]) -> pg_dialect.Insert | sqlite_dialect.Insert:
     """An INSERT into the model's table in the session's dialect, which can say what to do
     with a row already there (``on_conflict_do_update``, ``on_conflict_do_nothing``). Into
     the table (``table_of``): run with many rows, it needs none of the ORM's bookkeeping
     for each."""
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    if dialect == "postgresql":
+    if _dialect_name(session) == "postgresql":
         return pg_dialect.insert(table_of(model))
     return sqlite_dialect.insert(table_of(model))
 
@@ -129,8 +133,7 @@ def one_of(
     and prepared anew for each count (about 2.6 times the CPU for 1500 values, in chunks of
     500). Both databases search the column's index for each value."""
     listed = list(values)
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    if dialect == "postgresql":
+    if _dialect_name(session) == "postgresql":
         # Text without the column's length: a cast to VARCHAR(n) would cut longer values to
         # n characters, and find what they begin with.
         element = String() if isinstance(column.type, String) else column.type
