@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import structlog
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.kit.clock import isoformat, utcnow
-from dialscore.kit.db import changed_rows
+from dialscore.kit.db import changed_rows, table_of
 from dialscore.models import WebhookSubscription
 from dialscore.webhooks import service
 from dialscore.webhooks.claims import AttemptRecord
@@ -77,6 +77,18 @@ def _by_subscription(
     return succeeded, failing
 
 
+_SUBSCRIPTIONS = table_of(WebhookSubscription)
+# A group's subscriptions that had a success: built once, being in nearly every group.
+_ANSWERING = (
+    update(_SUBSCRIPTIONS)
+    .where(
+        _SUBSCRIPTIONS.c.id.in_(bindparam("ids", expanding=True)),
+        _SUBSCRIPTIONS.c.failing_since.is_not(None),
+    )
+    .values(failing_since=None)
+)
+
+
 async def note_attempts(
     session: AsyncSession,
     records: Sequence[AttemptRecord],
@@ -105,12 +117,7 @@ async def note_attempts(
     now = now or utcnow()
     table = WebhookSubscription
     if succeeded:
-        await session.execute(
-            update(table)
-            .where(table.id.in_(sorted(succeeded)), table.failing_since.is_not(None))
-            .values(failing_since=None)
-            .execution_options(synchronize_session=False)
-        )
+        await session.execute(_ANSWERING, {"ids": sorted(succeeded)})
     cutoff = now - disable_after
     disabled: list[tuple[str, _Failing]] = []
     for subscription_id in sorted(failing):
