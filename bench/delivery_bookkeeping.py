@@ -23,39 +23,24 @@ import os
 import statistics
 import sys
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 from delivery_setups import postgres_database
-from dialscore.accounts import service as accounts
-from dialscore.accounts.schemas import Principal
 from dialscore.jobs.examples import CONTACT  # a documented contact, every field
 from dialscore.kit.clock import utcnow
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.webhooks import claims, health
 from dialscore.webhooks import service as webhooks
-from dialscore.webhooks.schemas import CONTACT_SCORED, SubscriptionCreate
+from dialscore.webhooks.schemas import CONTACT_SCORED
 from embedded import BenchError
+from job_processing import bench_client
 
 
 async def subscribed_user(db: Database) -> str:
     async with db.unit_of_work() as session:
-        client, user = await accounts.create_client(
-            session, name="Bench", plan="enterprise", credits=Decimal(10**6), admin_email=None
-        )
-        plan = await accounts.client_plan(session, client_id=client.id)
-        principal = Principal(user.id, client.id, "admin", None, plan)
-        await webhooks.create_subscription(
-            session,
-            principal,
-            SubscriptionCreate(
-                name="bench", url="https://127.0.0.1/hook", eventTypes=[CONTACT_SCORED]
-            ),
-            server_secret="bench",
-            allow_private=True,
-        )
-    return user.id
+        principal = await bench_client(session, listening=True)
+    return principal.user_id
 
 
 async def record(db: Database, chosen: list[claims.Candidate]) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import service as accounts
 from dialscore.accounts.schemas import Principal
@@ -68,6 +69,27 @@ class Processed:
     wall: float
 
 
+async def bench_client(session: AsyncSession, *, listening: bool) -> Principal:
+    """The admin of a new enterprise client with credits to spare; with ``listening``, the
+    client has a webhook subscribed to job.contact.scored (at a URL nothing is sent to)."""
+    client, user = await accounts.create_client(
+        session, name="Bench", plan="enterprise", credits=Decimal(10**9), admin_email=None
+    )
+    plan = await accounts.client_plan(session, client_id=client.id)
+    principal = Principal(user.id, client.id, "admin", None, plan)
+    if listening:
+        await webhooks.create_subscription(
+            session,
+            principal,
+            SubscriptionCreate(
+                name="bench", url="https://127.0.0.1/hook", eventTypes=[CONTACT_SCORED]
+            ),
+            server_secret="bench",
+            allow_private=True,
+        )
+    return principal
+
+
 async def process_jobs(
     db: Database, jobs: int, size: int, rng: random.Random, *, listening: bool = False
 ) -> Processed:
@@ -75,21 +97,7 @@ async def process_jobs(
     with ``listening``, for a client with a webhook subscribed to job.contact.scored (the
     events are written, not sent)."""
     async with db.unit_of_work() as session:
-        client, user = await accounts.create_client(
-            session, name="Bench", plan="enterprise", credits=Decimal(10**9), admin_email=None
-        )
-        plan = await accounts.client_plan(session, client_id=client.id)
-        principal = Principal(user.id, client.id, "admin", None, plan)
-        if listening:
-            await webhooks.create_subscription(
-                session,
-                principal,
-                SubscriptionCreate(
-                    name="bench", url="https://127.0.0.1/hook", eventTypes=[CONTACT_SCORED]
-                ),
-                server_secret="bench",
-                allow_private=True,
-            )
+        principal = await bench_client(session, listening=listening)
     ids = []
     started = time.process_time()
     for _ in range(jobs):
