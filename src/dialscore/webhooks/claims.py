@@ -38,8 +38,9 @@ from dialscore.models import (
 from dialscore.webhooks.schemas import CALLBACK, CONTACT_SCORED, JOB_COMPLETED, TEST_EVENT
 
 # The tables themselves: the dispatcher's statements are built once, in SQLAlchemy Core, and
-# run with their parameters. Built with the ORM's classes at each run, they were built,
-# keyed and wrapped anew each time: about 40 % of the CPU of claiming and recording.
+# run with their parameters. A statement made from the ORM's classes at each run is built,
+# keyed and run through the ORM anew each time: about 40 % of the CPU of claiming and
+# recording (bench/delivery_bookkeeping.py).
 _DELIVERIES = table_of(WebhookDelivery)
 _SUBSCRIPTIONS = table_of(WebhookSubscription)
 _USERS = table_of(User)
@@ -111,9 +112,9 @@ class Candidate(NamedTuple):
 
 def _candidates(*, skip_locked: bool) -> Select[Any]:
     """Due deliveries of active subscriptions and due callbacks, in the order they fell due,
-    at most ``limit`` (both parameters); locked for the transaction, those another worker's
-    claim has locked skipped (``skip_locked``, PostgreSQL), or not locked at all (SQLite,
-    where a write takes the whole database).
+    at most ``limit`` (``now`` and ``limit`` bound at each run); locked for the transaction,
+    those another worker's claim has locked skipped (``skip_locked``, PostgreSQL), or not
+    locked at all (SQLite, where a write takes the whole database).
 
     A job.completed waits while contact events of its job to the same subscription are
     still pending, so receivers get it after them."""
