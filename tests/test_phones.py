@@ -8,7 +8,6 @@ imports either library."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import importlib.util
 import json
 import os
@@ -225,14 +224,14 @@ SAMPLES = [
 
 # Run in a process of its own: what dialscore.phones answers for SAMPLES (from stdin), as JSON.
 ANSWERS = """
-import dataclasses, json, sys
+import json, sys
 if sys.argv[1] == "without-fast":
     sys.modules["rphonenumbers"] = None  # as an install without the fast extra
 from dialscore import phones
 samples = json.load(sys.stdin)
 json.dump({"library": phones.LIBRARY, "answers": [
     [
-        dataclasses.asdict(number) if (number := phones.analyse(text, country)) else None,
+        number._asdict() if (number := phones.analyse(text, country)) else None,
         phones.readable(text, country),
         phones.e164_or_reason(text, country),
         phones.country_or_default(country),
@@ -249,7 +248,7 @@ def answers_here() -> list[Any]:
         number = phones.analyse(text, country)
         found.append(
             [
-                dataclasses.asdict(number) if number else None,
+                number._asdict() if number else None,
                 phones.readable(text, country),
                 list(phones.e164_or_reason(text, country)),
                 phones.country_or_default(country),

@@ -157,7 +157,7 @@ def test_n11_area_code_is_a_service_code() -> None:
     # libphonenumber already rejects N11 area codes; the rule is checked on its own.
     assert not parse("+14112345678").valid
     for area in ("211", "411", "911"):
-        phone = replace(parse(US), raw=f"+1{area}2345679", e164=f"+1{area}2345679")
+        phone = parse(US)._replace(raw=f"+1{area}2345679", e164=f"+1{area}2345679")
         assert fictional_reason(phone) == "N11 service code, not a subscriber line"
 
 

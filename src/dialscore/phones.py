@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 # The reference port's time zone data, for number_area (the fast port has none of its own).
 # Not its geocoding data: about 100 MiB once imported, for the states of US area codes, which
@@ -122,9 +122,9 @@ def _is_valid(parsed: numbering.PhoneNumber) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class PhoneNumber:
-    """A valid number as the numbering plan describes it."""
+class PhoneNumber(NamedTuple):
+    """A valid number as the numbering plan describes it (a named tuple, as ``ParsedPhone``
+    is: made for every new number read)."""
 
     e164: str
     # ISO 3166 alpha-2; None for a non-geographic number (a global service, +800 …).

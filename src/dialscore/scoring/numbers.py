@@ -4,8 +4,7 @@ found, and the fictional numbers that the metadata still calls valid. Pure."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from dialscore.phones import LineType, analyse, country_or_default, normalise_type
 
@@ -17,8 +16,10 @@ ENRICHED_TYPE = "Service Enriched Phone"
 _SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
 
 
-@dataclass(frozen=True)
-class ParsedPhone:
+class ParsedPhone(NamedTuple):
+    """A submitted or found number as read. A named tuple: one is made for every number of
+    every submission, and builds in a fraction of a frozen dataclass's time."""
+
     raw: str
     position: int
     slot: str
@@ -90,7 +91,7 @@ def parse_contact_phones(
         parsed = parse_phone(
             raw, position=len(phones) + 1, slot="", type_hint=hint, country_hint=None
         )
-        phones.append(replace(parsed, label=f"{ENRICHED_TYPE} {index}"))
+        phones.append(parsed._replace(label=f"{ENRICHED_TYPE} {index}"))
     return phones
 
 
