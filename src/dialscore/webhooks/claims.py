@@ -59,11 +59,11 @@ def due(now: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
     )
 
 
+_ANY_DUE = select(_DELIVERIES.c.id).where(due(bindparam("now"))).limit(1)
+
+
 async def any_due(session: AsyncSession, *, now: datetime) -> bool:
     return (await session.scalar(_ANY_DUE, {"now": now})) is not None
-
-
-_ANY_DUE = select(_DELIVERIES.c.id).where(due(bindparam("now"))).limit(1)
 
 
 class Candidate(NamedTuple):
