@@ -17,8 +17,9 @@ _SWITCHBOARD_TYPES = {LineType.TOLL_FREE, LineType.SHARED_COST}
 
 
 class ParsedPhone(NamedTuple):
-    """A submitted or found number as read. A named tuple: one is made for every number of
-    every submission, and builds in a fraction of a frozen dataclass's time."""
+    """A submitted or found number as read. A named tuple, not a frozen dataclass (which
+    sets each field through ``object.__setattr__``): one is made for every number of every
+    submission."""
 
     raw: str
     position: int

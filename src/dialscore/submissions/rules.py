@@ -9,7 +9,6 @@ from dialscore.jobs.schemas import CONTACT_INPUT_FIELDS, Kind, NewContact
 from dialscore.kit.text import scrub, text_problem, value_problem
 from dialscore.scoring.numbers import ParsedPhone, parse_contact_phones
 
-KNOWN_FIELDS = frozenset(CONTACT_INPUT_FIELDS)
 # Each known field's place in the order a contact's fields are kept in.
 _FIELD_PLACE = {name: place for place, name in enumerate(CONTACT_INPUT_FIELDS)}
 MAX_FIELD_LENGTH = 1000
@@ -65,7 +64,7 @@ def _split_fields(raw: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any], 
             if problem is not None:
                 return fields, unmapped, f"unmappedFields {problem}"
             unmapped.update(value)
-        elif key in KNOWN_FIELDS:
+        elif key in _FIELD_PLACE:
             if value is None:
                 continue
             text = _as_text(value)

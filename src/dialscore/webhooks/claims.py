@@ -39,8 +39,8 @@ from dialscore.webhooks.schemas import CALLBACK, CONTACT_SCORED, JOB_COMPLETED, 
 
 # The tables themselves: the dispatcher's statements are built once, in SQLAlchemy Core, and
 # run with their parameters. A statement made from the ORM's classes at each run is built,
-# keyed and run through the ORM anew each time: about 40 % of the CPU of claiming and
-# recording (bench/delivery_bookkeeping.py).
+# keyed and run through the ORM anew each time: about a third of the CPU of claiming and
+# recording (0.62-0.67x after, bench/delivery_bookkeeping.py).
 _DELIVERIES = table_of(WebhookDelivery)
 _SUBSCRIPTIONS = table_of(WebhookSubscription)
 _USERS = table_of(User)
