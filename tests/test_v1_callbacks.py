@@ -90,7 +90,7 @@ def fast(settings: Settings) -> Settings:
         update={
             "webhook_allow_private": True,
             "webhook_retry_schedule": "0.2,0.2,0.2",
-            "webhook_timeout": 1.0,
+            "webhook_timeout": 15.0,
         }
     )
 
