@@ -121,6 +121,19 @@ def declares_every_key(ctx: Any, response: Any, case: schemathesis.Case) -> bool
     return None
 
 
+# What uvicorn answers, before any application sees it, to bytes it cannot read as an HTTP
+# request: a header value with a control character (0x7F, 0x0B ...), which RFC 9110 section
+# 5.5 forbids and schemathesis's negative cases draw at times.
+_UNPARSED = (400, "text/plain; charset=utf-8", "Invalid HTTP request received.")
+
+
+def _refused_by_the_http_server(response: Any) -> bool:
+    """Whether the live server's HTTP layer refused the request unread: dialscore never saw
+    it, so its contract says nothing of the answer."""
+    answer = (response.status_code, response.headers.get("content-type"), response.text)
+    return bool(answer == _UNPARSED)
+
+
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -144,6 +157,12 @@ def test_every_operation_keeps_its_contract(case: schemathesis.Case, service: Se
     for name, value in parameters.items():
         if case.method == "GET" and name in service.known and zlib.crc32(str(value).encode()) % 2:
             parameters[name] = service.known[name]
-    case.call_and_validate(
-        base_url=service.live.base_url, headers=service.tenant.headers, checks=CHECKS
+    response = case.call(base_url=service.live.base_url, headers=service.tenant.headers)
+    if _refused_by_the_http_server(response):
+        return
+    case.validate_response(
+        response,
+        checks=CHECKS,
+        headers=service.tenant.headers,
+        transport_kwargs={"base_url": service.live.base_url, "headers": service.tenant.headers},
     )
