@@ -7,7 +7,13 @@ CPU time of a submission and the contacts scored per second with the CPU time pe
 cycle collector is set, and the calling-time rules read, as a service process does at start.
 Run it with another commit's ``src`` first on ``PYTHONPATH`` to compare, back to back.
 
+``--without`` measures what the rest of a job costs, as a floor: ``evidence`` scores every
+number as one nothing is known of (no evidence read); ``scoring`` reads no evidence and runs
+no engine (every contact saved as having no numbers). The job's other steps, its numbers
+indexed, its batches read and written, stay as they are.
+
     .venv/bin/python bench/job_processing.py [--jobs 5] [--contacts 1000] [--seed 1]
+        [--without evidence|scoring]
 """
 
 from __future__ import annotations
@@ -19,14 +25,14 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from dialscore.accounts import service as accounts
@@ -37,6 +43,9 @@ from dialscore.kit.collector import tune_garbage_collector
 from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import OutboxMessage
+from dialscore.scoring import service as scoring
+from dialscore.scoring.engine import ContactScore, score_parsed
+from dialscore.scoring.lines import NO_SCALE
 from dialscore.submissions import service as submissions
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, SubscriptionCreate
@@ -61,12 +70,15 @@ def contacts(count: int, rng: random.Random) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Processed:
-    """CPU seconds of all the submissions, of each job's processing, and the wall time of
-    the processing."""
+    """CPU seconds of all the submissions, of each job's processing, the wall time of the
+    processing and the statements it sent."""
 
     submitting_cpu: float
     job_cpu: list[float]
     wall: float
+    # Statements the processing sent the database: each transaction's BEGIN among them, not
+    # its COMMIT (a call of the driver's connection, not a statement).
+    statements: int
 
 
 async def bench_client(session: AsyncSession, *, listening: bool) -> Principal:
@@ -118,13 +130,41 @@ async def process_jobs(
     outbox = {m.payload["job_id"]: m.id for m in messages if "job_id" in m.payload}
     settings = processing.ProcessingSettings(batch_size=250, job_lease=timedelta(seconds=30))
     job_cpu = []
+    statements = 0
+
+    def count(*_: Any) -> None:
+        nonlocal statements
+        statements += 1
+
+    event.listen(db.engine.sync_engine, "before_cursor_execute", count)
     clock = time.perf_counter()
     for job_id in ids:
         assert job_id is not None
         cpu = time.process_time()
         await processing.process_job(db, job_id=job_id, outbox_id=outbox[job_id], settings=settings)
         job_cpu.append(time.process_time() - cpu)
-    return Processed(submitting, job_cpu, time.perf_counter() - clock)
+    wall = time.perf_counter() - clock
+    event.remove(db.engine.sync_engine, "before_cursor_execute", count)
+    return Processed(submitting, job_cpu, wall, statements)
+
+
+async def _scored_without_evidence(
+    session: AsyncSession, client_id: str, items: Sequence[scoring.ScoringItem], **options: Any
+) -> list[ContactScore]:
+    """``scoring.score_items`` with no evidence read: the engine alone."""
+    scale = options.get("rate_scale", NO_SCALE)
+    return [score_parsed(it.phones, {}, options["now"], rate_scale=scale) for it in items]
+
+
+async def _not_scored(
+    session: AsyncSession, client_id: str, items: Sequence[scoring.ScoringItem], **options: Any
+) -> list[ContactScore]:
+    """``scoring.score_items`` doing nothing: every contact without numbers."""
+    return [ContactScore([], "No Numbers Found", None) for _ in items]
+
+
+# What ``--without`` puts in the place of ``scoring.score_items``, which the job calls.
+WITHOUT = {"evidence": _scored_without_evidence, "scoring": _not_scored}
 
 
 def on_fresh_database(work: Callable[[Database], Awaitable[T]]) -> T:
@@ -151,6 +191,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=5)
     parser.add_argument("--contacts", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--without", choices=sorted(WITHOUT), help="a floor: see above")
     args = parser.parse_args()
     if not (1 <= args.jobs <= 100 and 1 <= args.contacts <= 50_000):
         parser.error("--jobs must be 1..100 and --contacts 1..50000")
@@ -160,6 +201,8 @@ def main() -> int:
     # As they do at start too: the calling-time rules, with the holiday calendars they import,
     # are read once per process, and would otherwise be a first job's.
     callability.rules_in_force(None)
+    if args.without:
+        scoring.score_items = WITHOUT[args.without]
     figures = on_fresh_database(
         lambda db: process_jobs(db, args.jobs, args.contacts, random.Random(args.seed))
     )
@@ -168,7 +211,8 @@ def main() -> int:
     print(f"submission of {args.contacts} contacts: {submission:.0f} ms CPU each")
     print(
         f"processing {scored} contacts: {scored / figures.wall:,.0f} contacts/s, "
-        f"{sum(figures.job_cpu) / scored * 1000:.3f} s CPU per 1000"
+        f"{sum(figures.job_cpu) / scored * 1000:.3f} s CPU per 1000, "
+        f"{figures.statements / args.jobs:.0f} statements a job"
     )
     return 0
 
