@@ -1,5 +1,5 @@
 """Processing alone: a job's submission and its scoring in this process, with no HTTP, no
-webhooks and nothing else running, on SQLite in a temporary directory.
+webhooks and nothing else running, on SQLite in a temporary directory (by default).
 
 Submits ``--jobs`` jobs of ``--contacts`` contacts (one or two random US numbers each) through
 the submission service, then runs ``process_job`` on each, one after the other, and prints the
@@ -12,8 +12,10 @@ number as one nothing is known of (no evidence read); ``scoring`` reads no evide
 no engine (every contact saved as having no numbers). The job's other steps, its numbers
 indexed, its batches read and written, stay as they are.
 
+``--database-url`` names an empty database (PostgreSQL, say) to migrate and use instead.
+
     .venv/bin/python bench/job_processing.py [--jobs 5] [--contacts 1000] [--seed 1]
-        [--without evidence|scoring]
+        [--without evidence|scoring] [--database-url URL]
 """
 
 from __future__ import annotations
@@ -167,11 +169,12 @@ async def _not_scored(
 WITHOUT = {"evidence": _scored_without_evidence, "scoring": _not_scored}
 
 
-def on_fresh_database(work: Callable[[Database], Awaitable[T]]) -> T:
-    """``work`` run on a migrated SQLite database in a temporary directory, removed after."""
+def on_fresh_database(work: Callable[[Database], Awaitable[T]], url: str | None = None) -> T:
+    """``work`` run on a migrated SQLite database in a temporary directory, removed after;
+    or, given its ``url``, on an empty database the caller made (left as it is after)."""
     folder = Path(tempfile.mkdtemp(prefix="dialscore-processing-"))
     try:
-        url = f"sqlite:///{folder / 'bench.db'}"
+        url = url or f"sqlite:///{folder / 'bench.db'}"
         upgrade(url)
         db = Database(url)
 
@@ -192,6 +195,7 @@ def main() -> int:
     parser.add_argument("--contacts", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--without", choices=sorted(WITHOUT), help="a floor: see above")
+    parser.add_argument("--database-url", help="an empty database to use instead of SQLite's")
     args = parser.parse_args()
     if not (1 <= args.jobs <= 100 and 1 <= args.contacts <= 50_000):
         parser.error("--jobs must be 1..100 and --contacts 1..50000")
@@ -204,7 +208,8 @@ def main() -> int:
     if args.without:
         scoring.score_items = WITHOUT[args.without]
     figures = on_fresh_database(
-        lambda db: process_jobs(db, args.jobs, args.contacts, random.Random(args.seed))
+        lambda db: process_jobs(db, args.jobs, args.contacts, random.Random(args.seed)),
+        args.database_url,
     )
     scored = args.jobs * args.contacts
     submission = figures.submitting_cpu / args.jobs * 1000
