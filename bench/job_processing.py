@@ -46,8 +46,8 @@ from dialscore.kit.db import Database
 from dialscore.migrations import upgrade
 from dialscore.models import OutboxMessage
 from dialscore.scoring import service as scoring
-from dialscore.scoring.engine import ContactScore, score_parsed
-from dialscore.scoring.lines import NO_SCALE
+from dialscore.scoring.engine import ContactScore
+from dialscore.scoring.evidence import NumberEvidence
 from dialscore.submissions import service as submissions
 from dialscore.webhooks import service as webhooks
 from dialscore.webhooks.schemas import CONTACT_SCORED, SubscriptionCreate
@@ -150,43 +150,51 @@ async def process_jobs(
     return Processed(submitting, job_cpu, wall, statements)
 
 
-async def _scored_without_evidence(
-    session: AsyncSession, client_id: str, items: Sequence[scoring.ScoringItem], **options: Any
-) -> list[ContactScore]:
-    """``scoring.score_items`` with no evidence read: the engine alone."""
-    scale = options.get("rate_scale", NO_SCALE)
-    return [score_parsed(it.phones, {}, options["now"], rate_scale=scale) for it in items]
+async def _no_evidence(
+    session: AsyncSession, client_id: str, items: Sequence[scoring.ScoringItem], *_: Any
+) -> list[dict[str, NumberEvidence]]:
+    """``scoring.evidence_for`` reading nothing: every number as one nothing is known of."""
+    return [{} for _ in items]
 
 
 async def _not_scored(
-    session: AsyncSession, client_id: str, items: Sequence[scoring.ScoringItem], **options: Any
+    session: AsyncSession, client_id: str, items: Sequence[scoring.ScoringItem], **_: Any
 ) -> list[ContactScore]:
     """``scoring.score_items`` doing nothing: every contact without numbers."""
     return [ContactScore([], "No Numbers Found", None) for _ in items]
 
 
-# What ``--without`` puts in the place of ``scoring.score_items``, which the job calls.
-WITHOUT = {"evidence": _scored_without_evidence, "scoring": _not_scored}
+# What ``--without`` takes out: the function of ``scoring`` a job's scoring calls, and what
+# stands in its place.
+WITHOUT: dict[str, tuple[str, Callable[..., Awaitable[Any]]]] = {
+    "evidence": ("evidence_for", _no_evidence),
+    "scoring": ("score_items", _not_scored),
+}
 
 
 def on_fresh_database(work: Callable[[Database], Awaitable[T]], url: str | None = None) -> T:
     """``work`` run on a migrated SQLite database in a temporary directory, removed after;
     or, given its ``url``, on an empty database the caller made (left as it is after)."""
+    if url is not None:
+        return _on_database(url, work)
     folder = Path(tempfile.mkdtemp(prefix="dialscore-processing-"))
     try:
-        url = url or f"sqlite:///{folder / 'bench.db'}"
-        upgrade(url)
-        db = Database(url)
-
-        async def run() -> T:
-            try:
-                return await work(db)
-            finally:
-                await db.dispose()
-
-        return asyncio.run(run())
+        return _on_database(f"sqlite:///{folder / 'bench.db'}", work)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _on_database(url: str, work: Callable[[Database], Awaitable[T]]) -> T:
+    upgrade(url)
+    db = Database(url)
+
+    async def run() -> T:
+        try:
+            return await work(db)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(run())
 
 
 def main() -> int:
@@ -206,7 +214,7 @@ def main() -> int:
     # are read once per process, and would otherwise be a first job's.
     callability.rules_in_force(None)
     if args.without:
-        scoring.score_items = WITHOUT[args.without]
+        setattr(scoring, *WITHOUT[args.without])
     figures = on_fresh_database(
         lambda db: process_jobs(db, args.jobs, args.contacts, random.Random(args.seed)),
         args.database_url,
